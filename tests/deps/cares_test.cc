@@ -7,6 +7,8 @@
 #include <sys/select.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -44,6 +46,12 @@ void OnAddrInfo(void* arg, int status, int /*timeouts*/,
 }
 
 TEST(CaresTest, ResolvesLocalhostToLoopback) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string hosts =
+      std::string(tmp ? tmp : "/tmp") + "/cares_test_hosts";
+  std::ofstream(hosts) << "127.0.0.1 localhost\n::1 localhost ip6-localhost\n";
+  ASSERT_EQ(setenv("CARES_HOSTS", hosts.c_str(), 1), 0);
+
   ASSERT_EQ(ares_library_init(ARES_LIB_INIT_ALL), ARES_SUCCESS);
   ares_channel channel;
   ares_options options = {};
@@ -57,6 +65,7 @@ TEST(CaresTest, ResolvesLocalhostToLoopback) {
   ares_addrinfo_hints hints = {};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = ARES_AI_ENVHOSTS;  // Read CARES_HOSTS, not /etc/hosts.
   ares_getaddrinfo(channel, "localhost", "50051", &hints, OnAddrInfo, &result);
 
   const auto deadline =
