@@ -1,0 +1,494 @@
+#include "hpack/decoder.h"
+
+#include <chrono>
+#include <random>
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hpack/field_validation.h"
+#include "hpack/test_util.h"
+#include "hpack/varint.h"
+
+namespace hpack {
+namespace {
+
+using testing::Fields;
+using testing::HexToBytes;
+using testing::ToFields;
+
+std::string Varint(uint64_t value, int prefix_bits, uint8_t high_bits) {
+  uint8_t out[kMaxVarintEncodedLength];
+  return std::string(reinterpret_cast<char*>(out),
+                     EncodeVarint(value, prefix_bits, high_bits, out));
+}
+
+// First octet of a literal without indexing and with a literal name.
+const std::string kLiteralNoIndex(1, '\0');
+
+// A raw (not Huffman) string literal.
+std::string Str(const std::string& s) { return Varint(s.size(), 7, 0) + s; }
+
+// Literal with incremental indexing and a literal name.
+std::string LiteralIndexed(const std::string& name, const std::string& value) {
+  return "\x40" + Str(name) + Str(value);
+}
+
+Decoder::Options WithListLimit(size_t limit) {
+  Decoder::Options options;
+  options.max_header_list_size = limit;
+  return options;
+}
+
+DecodeError DecodeHex(Decoder* d, const char* hex, HeaderList* list) {
+  return d->Decode(HexToBytes(hex), list);
+}
+
+// --- Representations
+// -------------------------------------------------------------------
+
+TEST(DecoderTest, EmptyBlockIsAnEmptyList) {
+  Decoder d;
+  HeaderList list;
+  list.Append("stale", "field");
+  EXPECT_EQ(d.Decode("", &list), DecodeError::kOk);
+  EXPECT_TRUE(list.empty());
+}
+
+TEST(DecoderTest, EachLiteralKind) {
+  Decoder d;
+  HeaderList list;
+  // Without indexing (name index 4 = :path), never indexed (literal name), and
+  // with incremental indexing (name index 1 = :authority).
+  ASSERT_EQ(d.Decode("\x04" + Str("/a") + "\x10" + Str("x-secret") + Str("s") +
+                         "\x41" + Str("example.com"),
+                     &list),
+            DecodeError::kOk);
+  EXPECT_EQ(ToFields(list), (Fields{{":path", "/a"},
+                                    {"x-secret", "s"},
+                                    {":authority", "example.com"}}));
+  EXPECT_FALSE(list[0].sensitive);
+  EXPECT_TRUE(list[1].sensitive);
+  EXPECT_FALSE(list[2].sensitive);
+  ASSERT_EQ(d.table().num_entries(), 1u);
+  EXPECT_EQ(d.table().name(0), ":authority");
+  // The indexed entry is now index 62, and a literal can borrow its name.
+  ASSERT_EQ(d.Decode("\xbe\x0f\x2f" + Str("other.com"), &list),
+            DecodeError::kOk);
+  EXPECT_EQ(ToFields(list), (Fields{{":authority", "example.com"},
+                                    {":authority", "other.com"}}));
+  EXPECT_EQ(d.table().num_entries(), 1u);
+}
+
+TEST(DecoderTest, HuffmanStringsDecode) {
+  Decoder d;
+  HeaderList list;
+  // RFC 7541 C.4.1's :authority, and an empty Huffman string (no padding at
+  // all).
+  ASSERT_EQ(DecodeHex(&d, "418cf1e3c2e5f23a6ba0ab90f4ff 0480", &list),
+            DecodeError::kOk);
+  EXPECT_EQ(ToFields(list),
+            (Fields{{":authority", "www.example.com"}, {":path", ""}}));
+}
+
+// RFC 7541 section 4.4: the new entry may name an entry that its own insertion
+// evicts.
+TEST(DecoderTest, InsertionMayEvictTheEntryItTakesItsNameFrom) {
+  Decoder::Options options;
+  options.max_table_size = 64;
+  Decoder d(options);
+  HeaderList list;
+  ASSERT_EQ(d.Decode(LiteralIndexed("name", "val1"), &list),
+            DecodeError::kOk);  // 40.
+  ASSERT_EQ(d.Decode("\x7e" + Str("val2"), &list), DecodeError::kOk);
+  EXPECT_EQ(ToFields(list), (Fields{{"name", "val2"}}));
+  ASSERT_EQ(d.table().num_entries(), 1u);
+  EXPECT_EQ(d.table().name(0), "name");
+  EXPECT_EQ(d.table().value(0), "val2");
+}
+
+TEST(DecoderTest, EntryLargerThanTheTableEmptiesItButIsStillAField) {
+  Decoder d;
+  HeaderList list;
+  ASSERT_EQ(d.Decode(LiteralIndexed("a", "1"), &list), DecodeError::kOk);
+  const std::string big(5000, 'v');
+  ASSERT_EQ(d.Decode(LiteralIndexed("big", big), &list), DecodeError::kOk);
+  EXPECT_EQ(ToFields(list), (Fields{{"big", big}}));
+  EXPECT_EQ(d.table().num_entries(), 0u);
+}
+
+// --- Table size updates
+// ------------------------------------------------------------------
+
+TEST(DecoderTest, SeveralSizeUpdatesAtTheStart) {
+  Decoder d;
+  HeaderList list;
+  ASSERT_EQ(d.Decode(LiteralIndexed("a", "1"), &list), DecodeError::kOk);
+  // 0 (evicts everything), then 4096 again.
+  ASSERT_EQ(DecodeHex(&d, "20 3fe11f 82", &list), DecodeError::kOk);
+  EXPECT_EQ(d.table().num_entries(), 0u);
+  EXPECT_EQ(d.table().max_size(), 4096u);
+  EXPECT_EQ(ToFields(list), (Fields{{":method", "GET"}}));
+}
+
+TEST(DecoderTest, SizeUpdateAboveTheLimit) {
+  Decoder d;
+  HeaderList list;
+  EXPECT_EQ(DecodeHex(&d, "3fe21f", &list),
+            DecodeError::kTableSizeUpdateTooLarge);  // 4097
+}
+
+TEST(DecoderTest, SizeUpdateAfterAField) {
+  Decoder d;
+  HeaderList list;
+  EXPECT_EQ(DecodeHex(&d, "82 20", &list),
+            DecodeError::kTableSizeUpdateNotAtStart);
+}
+
+TEST(DecoderTest, LoweredLimitRequiresAnUpdate) {
+  HeaderList list;
+  {
+    Decoder d;
+    d.SetMaxTableSizeLimit(100);
+    EXPECT_EQ(DecodeHex(&d, "82", &list), DecodeError::kMissingTableSizeUpdate);
+  }
+  {
+    Decoder d;
+    d.SetMaxTableSizeLimit(100);
+    EXPECT_EQ(DecodeHex(&d, "", &list), DecodeError::kMissingTableSizeUpdate);
+  }
+  {
+    Decoder d;
+    d.SetMaxTableSizeLimit(100);
+    EXPECT_EQ(DecodeHex(&d, "3f46 82", &list),
+              DecodeError::kTableSizeUpdateTooLarge);  // 101
+  }
+  {
+    Decoder d;
+    d.SetMaxTableSizeLimit(100);
+    ASSERT_EQ(DecodeHex(&d, "3f45 82", &list), DecodeError::kOk);  // 100
+    EXPECT_EQ(d.table().max_size(), 100u);
+    EXPECT_EQ(DecodeHex(&d, "82", &list), DecodeError::kOk);  // Only once.
+  }
+}
+
+TEST(DecoderTest, LimitLoweredThenRaisedRequiresTheMinimumFirst) {
+  HeaderList list;
+  {
+    Decoder d;
+    d.SetMaxTableSizeLimit(100);
+    d.SetMaxTableSizeLimit(4096);
+    EXPECT_EQ(DecodeHex(&d, "3fe11f 82", &list),
+              DecodeError::kTableSizeUpdateTooLarge);
+  }
+  {
+    Decoder d;
+    d.SetMaxTableSizeLimit(100);
+    d.SetMaxTableSizeLimit(4096);
+    ASSERT_EQ(DecodeHex(&d, "3f45 3fe11f 82", &list), DecodeError::kOk);
+    EXPECT_EQ(d.table().max_size(), 4096u);
+  }
+}
+
+TEST(DecoderTest, RaisedLimitAllowsButDoesNotRequireAnUpdate) {
+  Decoder d;
+  HeaderList list;
+  d.SetMaxTableSizeLimit(8192);
+  ASSERT_EQ(DecodeHex(&d, "82", &list), DecodeError::kOk);
+  EXPECT_EQ(d.table().max_size(), 4096u);
+  ASSERT_EQ(DecodeHex(&d, "3fe13f", &list), DecodeError::kOk);  // 8192
+  EXPECT_EQ(d.table().max_size(), 8192u);
+}
+
+// --- Malformed blocks: connection errors, sticky
+// ------------------------------------------
+
+struct MalformedCase {
+  const char* name;
+  std::string block;
+  DecodeError error;
+};
+
+TEST(DecoderTest, MalformedBlocksGiveTheirErrorAndStick) {
+  const std::vector<MalformedCase> cases = {
+      {"truncated indexed integer", HexToBytes("ff"), DecodeError::kTruncated},
+      {"truncated name index", HexToBytes("7f80"), DecodeError::kTruncated},
+      {"truncated size update", HexToBytes("3f"), DecodeError::kTruncated},
+      {"missing name string", HexToBytes("40"), DecodeError::kTruncated},
+      {"missing value string", HexToBytes("04"), DecodeError::kTruncated},
+      {"truncated string length", HexToBytes("047f"), DecodeError::kTruncated},
+      {"missing value after name", HexToBytes("400161"),
+       DecodeError::kTruncated},
+      {"integer above 2^32-1", HexToBytes("ffffffffff0f"),
+       DecodeError::kIntegerOverflow},
+      {"six continuation octets", HexToBytes("ff808080808000"),
+       DecodeError::kIntegerOverflow},
+      {"string length overflow", HexToBytes("047fffffffff0f"),
+       DecodeError::kIntegerOverflow},
+      {"name past the end", HexToBytes("40056162"),
+       DecodeError::kStringTooLong},
+      {"value past the end", HexToBytes("040a2f"), DecodeError::kStringTooLong},
+      {"huge length past the end", HexToBytes("047fe1ffff0f61"),
+       DecodeError::kStringTooLong},
+      {"index zero", HexToBytes("80"), DecodeError::kIndexZero},
+      {"index past empty table", HexToBytes("be"),
+       DecodeError::kIndexOutOfRange},
+      {"index far past the table", HexToBytes("ffe1ffff0f"),
+       DecodeError::kIndexOutOfRange},
+      {"name index past table", HexToBytes("7e0161"),
+       DecodeError::kIndexOutOfRange},
+      {"never-indexed name index past table", HexToBytes("1f2f0161"),
+       DecodeError::kIndexOutOfRange},
+      {"huffman EOS", HexToBytes("0484ffffffff"), DecodeError::kHuffmanEos},
+      {"huffman padding of 8 ones", HexToBytes("0481ff"),
+       DecodeError::kHuffmanPaddingTooLong},
+      {"huffman padding of 11 ones", HexToBytes("04821fff"),
+       DecodeError::kHuffmanPaddingTooLong},
+      {"huffman padding of zeros", HexToBytes("048118"),
+       DecodeError::kHuffmanPaddingNotOnes},
+      {"huffman name padding of zeros", HexToBytes("40811801 61"),
+       DecodeError::kHuffmanPaddingNotOnes},
+      {"size update too large", HexToBytes("3fe21f"),
+       DecodeError::kTableSizeUpdateTooLarge},
+      {"size update after field", HexToBytes("823f00"),
+       DecodeError::kTableSizeUpdateNotAtStart},
+      {"error after good fields", HexToBytes("828684 80"),
+       DecodeError::kIndexZero},
+  };
+  for (const MalformedCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Decoder d;
+    HeaderList list;
+    EXPECT_EQ(d.Decode(c.block, &list), c.error);
+    EXPECT_TRUE(IsConnectionError(c.error));
+    EXPECT_EQ(d.error(), c.error);
+    // Sticky: a perfectly good block is refused with the same error, and yields
+    // nothing.
+    list.Append("stale", "field");
+    EXPECT_EQ(DecodeHex(&d, "82", &list), c.error);
+    EXPECT_TRUE(list.empty());
+  }
+}
+
+// Every prefix of a valid block that ends mid-representation is an error, never
+// a read past the end (run under ASan); prefixes that end between
+// representations decode.
+TEST(DecoderTest, EveryTruncationOfAValidBlockIsDetected) {
+  const std::string block = HexToBytes(
+      "828684418cf1e3c2e5f23a6ba0ab90f4ff"
+      "4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf"
+      "0f2f 0c 2f73 616d 706c 652f 7061 7468");
+  const std::set<size_t> boundaries = {0, 1, 2, 3, 17, 37};
+  for (size_t len = 0; len <= block.size(); ++len) {
+    Decoder d;
+    HeaderList list;
+    // Copy into an exactly sized heap buffer so ASan sees any overread.
+    const std::unique_ptr<char[]> exact(new char[len + 1]);
+    std::memcpy(exact.get(), block.data(), len);
+    const DecodeError e = d.Decode(std::string_view(exact.get(), len), &list);
+    if (boundaries.count(len) || len == block.size()) {
+      EXPECT_EQ(e, DecodeError::kOk) << len;
+    } else {
+      EXPECT_TRUE(e == DecodeError::kTruncated ||
+                  e == DecodeError::kStringTooLong ||
+                  e == DecodeError::kHuffmanPaddingTooLong ||
+                  e == DecodeError::kHuffmanPaddingNotOnes)
+          << len << " " << DecodeErrorName(e);
+    }
+  }
+}
+
+// Random input never crashes or overreads, and connection errors always stick.
+TEST(DecoderTest, RandomInputIsHandled) {
+  std::mt19937 rng(7);
+  HeaderList list;
+  for (int i = 0; i < 20000; ++i) {
+    Decoder d;
+    for (int block = 0; block < 3; ++block) {
+      const size_t len = rng() % 40;
+      const std::unique_ptr<char[]> buf(new char[len + 1]);
+      for (size_t j = 0; j < len; ++j) buf[j] = static_cast<char>(rng());
+      const DecodeError e = d.Decode(std::string_view(buf.get(), len), &list);
+      if (IsConnectionError(e)) {
+        EXPECT_EQ(d.Decode("", &list), e);
+        break;
+      }
+    }
+  }
+}
+
+// --- Header list size: a stream error, the table stays in step
+// ----------------------------
+
+TEST(DecoderTest, HeaderListLimitIsAStreamError) {
+  Decoder d(WithListLimit(100));
+  HeaderList list;
+  // :method GET is 7 + 3 + 32 = 42: two fit in 100, the third does not.
+  EXPECT_EQ(DecodeHex(&d, "82 82 82", &list), DecodeError::kHeaderListTooLarge);
+  EXPECT_TRUE(IsStreamError(DecodeError::kHeaderListTooLarge));
+  EXPECT_EQ(list.size(), 2u);
+  EXPECT_LE(list.header_list_size(), 100u);
+  // Fields after the limit are still processed for the table: this literal is
+  // indexed.
+  EXPECT_EQ(d.Decode("\x82\x82\x82" + LiteralIndexed("late", "entry"), &list),
+            DecodeError::kHeaderListTooLarge);
+  ASSERT_EQ(d.table().num_entries(), 1u);
+  EXPECT_EQ(d.table().name(0), "late");
+  // Not sticky, and the entry is there for the next block.
+  EXPECT_EQ(d.error(), DecodeError::kOk);
+  ASSERT_EQ(DecodeHex(&d, "be", &list), DecodeError::kOk);
+  EXPECT_EQ(ToFields(list), (Fields{{"late", "entry"}}));
+}
+
+TEST(DecoderTest, ExactlyAtTheLimitFits) {
+  Decoder d(WithListLimit(84));
+  HeaderList list;
+  EXPECT_EQ(DecodeHex(&d, "82 82", &list), DecodeError::kOk);
+  EXPECT_EQ(list.header_list_size(), 84u);
+  EXPECT_EQ(d.Decode(LiteralIndexed("a", "") + "\x82\x82", &list),
+            DecodeError::kHeaderListTooLarge);
+  EXPECT_EQ(ToFields(list), (Fields{{"a", ""}, {":method", "GET"}}));
+}
+
+// The HPACK bomb: one ~4 KiB entry, then a block referencing it 100000 times.
+// Decoding stops adding at the limit, memory stays bounded, and it is quick.
+TEST(DecoderTest, HpackBombStopsAtTheLimit) {
+  const size_t kLimit = 16 * 1024;
+  Decoder d(WithListLimit(kLimit));
+  HeaderList list;
+  ASSERT_EQ(d.Decode(LiteralIndexed("x", std::string(4000, 'a')), &list),
+            DecodeError::kOk);
+  const std::string bomb(100000, '\xbe');
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(d.Decode(bomb, &list), DecodeError::kHeaderListTooLarge);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(list.size(), 4u);  // 4033 each: a 5th would pass 16384.
+  EXPECT_LE(list.header_list_size(), kLimit);
+  EXPECT_LE(list.arena_capacity(), 2 * kLimit);
+  EXPECT_LT(
+      std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(),
+      500);
+  // Literals that borrow the big name, not indexed, past the limit: no copies
+  // either.
+  std::string borrow;
+  for (int i = 0; i < 20000; ++i)
+    borrow += std::string("\x0f\x2f\x00", 3);  // name 62, empty value
+  EXPECT_EQ(d.Decode(bomb.substr(0, 10) + borrow, &list),
+            DecodeError::kHeaderListTooLarge);
+  EXPECT_LE(list.arena_capacity(), 2 * kLimit);
+  // The connection goes on.
+  ASSERT_EQ(DecodeHex(&d, "82", &list), DecodeError::kOk);
+}
+
+// --- Field validation: stream errors, remembered by the table
+// -----------------------------
+
+TEST(DecoderTest, InvalidNameIsReportedAndRemembered) {
+  Decoder d;
+  HeaderList list;
+  EXPECT_EQ(d.Decode(LiteralIndexed("Foo", "bar"), &list),
+            DecodeError::kInvalidFieldName);
+  EXPECT_TRUE(IsStreamError(DecodeError::kInvalidFieldName));
+  EXPECT_EQ(ToFields(list),
+            (Fields{{"Foo", "bar"}}));     // Still decoded, for logging.
+  ASSERT_EQ(d.table().num_entries(), 1u);  // Still indexed: in step.
+  EXPECT_EQ(d.table().flags(0), kFieldNameInvalid);
+  EXPECT_EQ(d.error(), DecodeError::kOk);
+  // No smuggling: referencing the entry fails again...
+  EXPECT_EQ(DecodeHex(&d, "82 be", &list), DecodeError::kInvalidFieldName);
+  // ...and so does borrowing its name for a new (otherwise fine) field, which
+  // in turn enters the table marked.
+  EXPECT_EQ(d.Decode("\x7e" + Str("ok"), &list),
+            DecodeError::kInvalidFieldName);
+  EXPECT_EQ(d.table().flags(0), kFieldNameInvalid);
+  EXPECT_EQ(DecodeHex(&d, "be", &list), DecodeError::kInvalidFieldName);
+  // Valid blocks around it are fine.
+  EXPECT_EQ(DecodeHex(&d, "82", &list), DecodeError::kOk);
+}
+
+TEST(DecoderTest, InvalidValueIsReportedAndRememberedButNotInheritedByName) {
+  Decoder d;
+  HeaderList list;
+  EXPECT_EQ(d.Decode(LiteralIndexed("a", "b\n"), &list),
+            DecodeError::kInvalidFieldValue);
+  EXPECT_EQ(d.table().flags(0), kFieldValueInvalid);
+  EXPECT_EQ(DecodeHex(&d, "be", &list), DecodeError::kInvalidFieldValue);
+  // Same name, new valid value: fine.
+  EXPECT_EQ(d.Decode("\x7e" + Str("c"), &list), DecodeError::kOk);
+  EXPECT_EQ(d.table().flags(0), kFieldValid);
+  EXPECT_EQ(DecodeHex(&d, "bf", &list), DecodeError::kInvalidFieldValue);
+}
+
+TEST(DecoderTest, EachValidationRuleIsApplied) {
+  const std::vector<std::pair<std::string, std::string>> bad_names = {
+      {"", "v"},      {":", "v"},
+      {"a:b", "v"},   {"A", "v"},
+      {"a b", "v"},   {"a\x7f", "v"},
+      {"a\x80", "v"}, {std::string("a\0", 2), "v"}};
+  for (const auto& [name, value] : bad_names) {
+    Decoder d;
+    HeaderList list;
+    EXPECT_EQ(d.Decode(kLiteralNoIndex + Str(name) + Str(value), &list),
+              DecodeError::kInvalidFieldName)
+        << name;
+  }
+  const std::vector<std::string> bad_values = {
+      std::string("\0", 1), "a\rb", "a\nb", " a", "a ", "\ta", "a\t"};
+  for (const std::string& value : bad_values) {
+    Decoder d;
+    HeaderList list;
+    EXPECT_EQ(d.Decode(std::string("\x04", 1) + Str(value), &list),
+              DecodeError::kInvalidFieldValue)
+        << value;
+  }
+}
+
+TEST(DecoderTest, FirstStreamErrorInBlockOrderIsReported) {
+  Decoder d(WithListLimit(200));
+  HeaderList list;
+  EXPECT_EQ(d.Decode(std::string("\x04", 1) + Str(" x") + kLiteralNoIndex +
+                         Str("X") + Str("v"),
+                     &list),
+            DecodeError::kInvalidFieldValue);
+  EXPECT_EQ(list.size(), 2u);
+  EXPECT_EQ(d.Decode(kLiteralNoIndex + Str("X") + Str("v") +
+                         std::string("\x04", 1) + Str(" x"),
+                     &list),
+            DecodeError::kInvalidFieldName);
+  // Too large before the invalid field: too large wins.
+  EXPECT_EQ(d.Decode(std::string("\x04", 1) + Str(std::string(300, 'p')) +
+                         kLiteralNoIndex + Str("X") + Str("v"),
+                     &list),
+            DecodeError::kHeaderListTooLarge);
+}
+
+TEST(DecoderTest, ErrorNamesAreDistinct) {
+  std::set<std::string> names;
+  for (int e = 0; e <= static_cast<int>(DecodeError::kMissingTableSizeUpdate);
+       ++e) {
+    const std::string name = DecodeErrorName(static_cast<DecodeError>(e));
+    EXPECT_NE(name, "unknown") << e;
+    EXPECT_TRUE(names.insert(name).second) << name;
+  }
+  EXPECT_EQ(names.size(), 15u);
+  EXPECT_FALSE(IsStreamError(DecodeError::kOk));
+  EXPECT_FALSE(IsConnectionError(DecodeError::kOk));
+  EXPECT_TRUE(IsStreamError(DecodeError::kInvalidFieldValue));
+  EXPECT_TRUE(IsConnectionError(DecodeError::kMissingTableSizeUpdate));
+}
+
+TEST(DecoderTest, ListStorageIsReused) {
+  Decoder d;
+  HeaderList list;
+  const std::string block = LiteralIndexed("x-long", std::string(1000, 'z'));
+  ASSERT_EQ(d.Decode(block, &list), DecodeError::kOk);
+  const size_t capacity = list.arena_capacity();
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(DecodeHex(&d, "be be", &list), DecodeError::kOk);
+    EXPECT_EQ(list.size(), 2u);
+  }
+  EXPECT_LE(list.arena_capacity(), std::max<size_t>(capacity, 2048));
+}
+
+}  // namespace
+}  // namespace hpack

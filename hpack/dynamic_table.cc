@@ -1,0 +1,141 @@
+#include "hpack/dynamic_table.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "hpack/string_hash.h"
+
+namespace hpack {
+namespace {
+
+uint64_t RoundUpToPowerOfTwo(uint64_t n) {
+  uint64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+DynamicTable::DynamicTable(uint32_t max_size, bool enable_lookup)
+    : max_size_(max_size), lookup_(enable_lookup) {
+  Allocate(max_size);
+}
+
+void DynamicTable::Allocate(uint32_t capacity) {
+  // Byte ring: at least twice the capacity (see the header), at least 16
+  // octets.
+  const uint64_t ring =
+      RoundUpToPowerOfTwo(std::max<uint64_t>(16, 2 * uint64_t{capacity}));
+  // Records: every entry takes at least kEntryOverhead octets of max_size.
+  const size_t records = RoundUpToPowerOfTwo(capacity / kEntryOverhead + 1);
+
+  std::unique_ptr<char[]> bytes(new char[ring]);
+  std::unique_ptr<Record[]> recs(new Record[records]);
+  // Move the live entries over, oldest first, re-laid from logical position 0.
+  uint64_t tail = 0;
+  for (size_t k = 0; k < count_; ++k) {
+    const size_t i = count_ - 1 - k;  // Position, oldest first.
+    Record r = record(i);
+    const size_t n = size_t{r.name_len} + r.value_len;
+    std::memcpy(bytes.get() + tail, bytes_.get() + (r.pos & byte_mask_), n);
+    r.pos = tail;
+    tail += n;
+    recs[k] = r;
+  }
+  bytes_ = std::move(bytes);
+  records_ = std::move(recs);
+  byte_mask_ = ring - 1;
+  record_mask_ = records - 1;
+  tail_ = tail;
+  first_ = 0;
+  capacity_ = capacity;
+  if (lookup_) {
+    by_name_.Reset(capacity / kEntryOverhead);
+    by_field_.Reset(capacity / kEntryOverhead);
+    for (size_t k = 0; k < count_; ++k) {
+      const Record& r = records_[k];
+      const uint32_t id = next_id_ - static_cast<uint32_t>(count_ - k);
+      by_name_.Insert(r.name_tag, id);
+      by_field_.Insert(r.field_tag, id);
+    }
+  }
+}
+
+void DynamicTable::Reserve(uint32_t capacity) {
+  if (capacity > capacity_) Allocate(capacity);
+}
+
+void DynamicTable::SetMaxSize(uint32_t max_size) {
+  Reserve(max_size);
+  max_size_ = max_size;
+  while (size_ > max_size_) EvictOldest();
+}
+
+void DynamicTable::EvictOldest() {
+  const Record& r = records_[first_];
+  size_ -= r.name_len + r.value_len + kEntryOverhead;
+  if (lookup_) {
+    const uint32_t id = next_id_ - static_cast<uint32_t>(count_);
+    by_name_.Erase(r.name_tag, id);
+    by_field_.Erase(r.field_tag, id);
+  }
+  first_ = (first_ + 1) & record_mask_;
+  --count_;
+}
+
+void DynamicTable::EvictAll() {
+  while (count_ > 0) EvictOldest();
+}
+
+bool DynamicTable::Insert(std::string_view name, std::string_view value,
+                          uint8_t flags) {
+  uint64_t name_hash = 0;
+  uint64_t field_hash = 0;
+  if (lookup_) {
+    name_hash = HashString(name);
+    field_hash = HashField(name_hash, HashString(value));
+  }
+  return InsertHashed(name, value, flags, name_hash, field_hash);
+}
+
+bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
+                                uint8_t flags, uint64_t name_hash,
+                                uint64_t field_hash) {
+  const uint64_t n = uint64_t{name.size()} + value.size();
+  if (n + kEntryOverhead > max_size_) {
+    EvictAll();
+    return false;
+  }
+  const uint32_t entry_size = static_cast<uint32_t>(n + kEntryOverhead);
+  while (size_ + entry_size > max_size_) EvictOldest();
+
+  const uint64_t ring = byte_mask_ + 1;
+  uint64_t pos = tail_;
+  if ((pos & byte_mask_) + n > ring) pos = (pos + byte_mask_) & ~byte_mask_;
+  // The header's invariant: the new bytes never reach the oldest live entry's.
+  assert(count_ == 0 || pos + n - records_[first_].pos <= ring);
+  char* dst = bytes_.get() + (pos & byte_mask_);
+  if (!name.empty()) std::memcpy(dst, name.data(), name.size());
+  if (!value.empty())
+    std::memcpy(dst + name.size(), value.data(), value.size());
+  tail_ = pos + n;
+
+  Record& r = records_[(first_ + count_) & record_mask_];
+  r.pos = pos;
+  r.name_tag = FieldIndex::Tag(name_hash);
+  r.field_tag = FieldIndex::Tag(field_hash);
+  r.name_len = static_cast<uint32_t>(name.size());
+  r.value_len = static_cast<uint32_t>(value.size());
+  r.flags = flags;
+  ++count_;
+  size_ += entry_size;
+  const uint32_t id = next_id_++;
+  if (lookup_) {
+    by_name_.Insert(name_hash, id);
+    by_field_.Insert(field_hash, id);
+  }
+  return true;
+}
+
+}  // namespace hpack

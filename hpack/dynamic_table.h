@@ -1,0 +1,178 @@
+// RFC 7541 section 2.3.2 / 4: the dynamic table, as one contiguous byte ring.
+//
+// Storage: every entry's name and value sit back to back in one byte ring, and
+// a second ring of small fixed-size records says where. Both are sized once for
+// `capacity` (the largest max_size the table may be given) and never allocate
+// again while max_size stays within it, so inserting and evicting in steady
+// state allocates nothing, and a peer can make the table hold at most 2 *
+// capacity bytes plus capacity / 32 records, whatever it sends.
+//
+// An entry never wraps around the end of the byte ring (so its name and value
+// are plain string_views): when it does not fit before the end, it starts over
+// at the beginning. With a ring of at least 2 * capacity bytes, the RFC's size
+// accounting (32 + name + value per entry, total <= max_size) guarantees the
+// live bytes plus the skipped gap always fit.
+//
+// Indexing: Get(0) is the newest entry (HPACK index 62), Get(num_entries() - 1)
+// the oldest.
+//
+// Each entry carries an opaque `flags` octet set when it is inserted: the
+// decoder stores the entry's RFC 9113 validation outcome there so later
+// references need no rescan.
+//
+// Lookup (encoder side, when constructed with enable_lookup): name -> newest
+// entry with that name, and name+value -> newest equal entry, through two hash
+// maps kept up to date on every insert and eviction. Each entry has a 32-bit id
+// (insertion count, wrapping); a map hit is confirmed by comparing bytes, so
+// hash collisions only cost compression.
+
+#ifndef HPACK_DYNAMIC_TABLE_H_
+#define HPACK_DYNAMIC_TABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "hpack/field_index.h"
+#include "hpack/string_hash.h"
+
+namespace hpack {
+
+class DynamicTable {
+ public:
+  // RFC 7541 section 4.1: the size of an entry is name + value + 32 octets.
+  static constexpr uint32_t kEntryOverhead = 32;
+  // The protocol's initial SETTINGS_HEADER_TABLE_SIZE (RFC 9113 section 6.5.2).
+  static constexpr uint32_t kDefaultMaxSize = 4096;
+
+  // A table with max_size() == max_size, and storage for any max size up to
+  // `max_size`. `enable_lookup` turns on FindName/FindField (they then cost two
+  // hash-map updates per insert and eviction; the decoder leaves it off).
+  explicit DynamicTable(uint32_t max_size = kDefaultMaxSize,
+                        bool enable_lookup = false);
+
+  DynamicTable(DynamicTable&&) = default;
+  DynamicTable& operator=(DynamicTable&&) = default;
+
+  uint32_t max_size() const { return max_size_; }
+  // Sum of the RFC sizes of the entries; always <= max_size().
+  uint32_t size() const { return size_; }
+  size_t num_entries() const { return count_; }
+  // The largest max size that needs no reallocation.
+  uint32_t capacity() const { return capacity_; }
+
+  // Sets the maximum size (a dynamic table size update), evicting the oldest
+  // entries until size() <= max_size. A max_size above capacity() reallocates
+  // the storage (the only allocation besides construction).
+  void SetMaxSize(uint32_t max_size);
+
+  // Makes room for max sizes up to `capacity` without changing max_size()
+  // (allocates if larger than the current capacity; never shrinks).
+  void Reserve(uint32_t capacity);
+
+  // Adds (name, value) as the newest entry, first evicting the oldest entries
+  // until it fits (RFC 7541 section 4.4). An entry larger than max_size()
+  // empties the table and is not added; returns false then, true otherwise.
+  // `name` and `value` must not point into this table (copy them out first: the
+  // entry they come from may be evicted to make room). With lookup enabled, the
+  // name and name+value hashes are computed here; InsertHashed takes them
+  // precomputed.
+  bool Insert(std::string_view name, std::string_view value, uint8_t flags = 0);
+  // Same as Insert, with name_hash == HashString(name) and
+  // field_hash == HashField(name_hash, HashString(value)).
+  bool InsertHashed(std::string_view name, std::string_view value,
+                    uint8_t flags, uint64_t name_hash, uint64_t field_hash);
+
+  // Entry `i`, 0 = newest; requires i < num_entries() (unchecked). The views
+  // stay valid until the next Insert, SetMaxSize or Reserve. The value
+  // directly follows the name in memory (one copy moves both).
+  std::string_view name(size_t i) const {
+    const Record& r = record(i);
+    return std::string_view(bytes_.get() + (r.pos & byte_mask_), r.name_len);
+  }
+  std::string_view value(size_t i) const {
+    const Record& r = record(i);
+    return std::string_view(bytes_.get() + (r.pos & byte_mask_) + r.name_len,
+                            r.value_len);
+  }
+  uint8_t flags(size_t i) const { return record(i).flags; }
+  // RFC size of entry i.
+  size_t entry_size(size_t i) const {
+    const Record& r = record(i);
+    return size_t{r.name_len} + r.value_len + kEntryOverhead;
+  }
+
+  // Lookup-enabled tables only (otherwise they always return -1). The position
+  // (0 = newest) of the newest entry equal to (name, value), or -1. field_hash
+  // as for InsertHashed.
+  long FindField(uint64_t field_hash, std::string_view name,
+                 std::string_view value) const {
+    uint32_t id;
+    if (!by_field_.Find(field_hash, &id)) return -1;
+    const size_t i = PositionOfId(id);
+    if (i >= count_ || !BytesEqual(this->name(i), name) ||
+        !BytesEqual(this->value(i), value)) {
+      return -1;
+    }
+    return static_cast<long>(i);
+  }
+  // The position of the newest entry named `name`, or -1. name_hash ==
+  // HashString(name).
+  long FindName(uint64_t name_hash, std::string_view name) const {
+    uint32_t id;
+    if (!by_name_.Find(name_hash, &id)) return -1;
+    const size_t i = PositionOfId(id);
+    if (i >= count_ || !BytesEqual(this->name(i), name)) return -1;
+    return static_cast<long>(i);
+  }
+
+ private:
+  struct Record {
+    // Logical byte position; the physical offset is pos & byte_mask_.
+    uint64_t pos;
+    // FieldIndex keys (low 32 bits of the hashes), to erase the entry from the
+    // maps on eviction.
+    uint32_t name_tag;
+    uint32_t field_tag;
+    uint32_t name_len;
+    uint32_t value_len;
+    uint8_t flags;
+  };
+
+  const Record& record(size_t i) const {
+    return records_[(first_ + count_ - 1 - i) & record_mask_];
+  }
+  // Position (0 = newest) of the entry with this id; may be >= count_ for a
+  // stale id.
+  size_t PositionOfId(uint32_t id) const {
+    return static_cast<uint32_t>(next_id_ - 1 - id);
+  }
+  void EvictOldest();
+  void EvictAll();
+  void Allocate(uint32_t capacity);
+
+  uint32_t max_size_ = 0;
+  uint32_t size_ = 0;
+  uint32_t capacity_ = 0;
+  bool lookup_ = false;
+
+  std::unique_ptr<char[]> bytes_;
+  uint64_t byte_mask_ = 0;  // Ring size - 1; the ring size is a power of two.
+  uint64_t tail_ =
+      0;  // Logical position where the next entry's bytes may start.
+
+  std::unique_ptr<Record[]> records_;
+  size_t record_mask_ = 0;
+  size_t first_ = 0;  // Record slot of the oldest entry.
+  size_t count_ = 0;
+  uint32_t next_id_ =
+      0;  // Id of the next inserted entry; oldest id is next_id_ - count_.
+
+  FieldIndex by_name_;
+  FieldIndex by_field_;
+};
+
+}  // namespace hpack
+
+#endif  // HPACK_DYNAMIC_TABLE_H_

@@ -1,0 +1,250 @@
+#include "hpack/dynamic_table.h"
+
+#include <deque>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "gtest/gtest.h"
+#include "hpack/string_hash.h"
+
+namespace hpack {
+namespace {
+
+struct ModelEntry {
+  std::string name;
+  std::string value;
+  uint8_t flags;
+};
+
+// The RFC's table, written the obvious way: newest first.
+class Model {
+ public:
+  explicit Model(uint32_t max_size) : max_size_(max_size) {}
+  void SetMaxSize(uint32_t m) {
+    max_size_ = m;
+    Evict();
+  }
+  void Insert(const std::string& n, const std::string& v, uint8_t flags) {
+    if (n.size() + v.size() + 32 > max_size_) {
+      entries_.clear();
+      size_ = 0;
+      return;
+    }
+    entries_.push_front({n, v, flags});
+    size_ += n.size() + v.size() + 32;
+    Evict();
+  }
+  const std::deque<ModelEntry>& entries() const { return entries_; }
+  size_t size() const { return size_; }
+
+ private:
+  void Evict() {
+    while (size_ > max_size_) {
+      size_ -= entries_.back().name.size() + entries_.back().value.size() + 32;
+      entries_.pop_back();
+    }
+  }
+  uint32_t max_size_;
+  size_t size_ = 0;
+  std::deque<ModelEntry> entries_;
+};
+
+void ExpectSame(const DynamicTable& t, const Model& m) {
+  ASSERT_EQ(t.num_entries(), m.entries().size());
+  ASSERT_EQ(t.size(), m.size());
+  for (size_t i = 0; i < t.num_entries(); ++i) {
+    ASSERT_EQ(t.name(i), m.entries()[i].name) << i;
+    ASSERT_EQ(t.value(i), m.entries()[i].value) << i;
+    ASSERT_EQ(t.flags(i), m.entries()[i].flags) << i;
+    // The decoder copies name and value in one go: they must be adjacent.
+    ASSERT_EQ(t.value(i).data(), t.name(i).data() + t.name(i).size()) << i;
+    ASSERT_EQ(t.entry_size(i),
+              m.entries()[i].name.size() + m.entries()[i].value.size() + 32);
+  }
+}
+
+TEST(DynamicTableTest, StartsEmpty) {
+  DynamicTable t;
+  EXPECT_EQ(t.max_size(), 4096u);
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(t.num_entries(), 0u);
+}
+
+// RFC 7541 C.3: the sizes after each request (57, 110, 164), newest entry
+// first.
+TEST(DynamicTableTest, C3_SizeAccounting) {
+  DynamicTable t;
+  t.Insert(":authority", "www.example.com");
+  EXPECT_EQ(t.size(), 57u);
+  t.Insert("cache-control", "no-cache");
+  EXPECT_EQ(t.size(), 110u);
+  t.Insert("custom-key", "custom-value");
+  EXPECT_EQ(t.size(), 164u);
+  ASSERT_EQ(t.num_entries(), 3u);
+  EXPECT_EQ(t.name(0), "custom-key");
+  EXPECT_EQ(t.value(0), "custom-value");
+  EXPECT_EQ(t.name(1), "cache-control");
+  EXPECT_EQ(t.name(2), ":authority");
+  EXPECT_EQ(t.value(2), "www.example.com");
+}
+
+// RFC 7541 C.5 with a 256-octet table: inserting :status 307 evicts :status
+// 302, and the third response evicts down to 215.
+TEST(DynamicTableTest, C5_EvictionAt256) {
+  DynamicTable t(256);
+  t.Insert(":status", "302");
+  t.Insert("cache-control", "private");
+  t.Insert("date", "Mon, 21 Oct 2013 20:13:21 GMT");
+  t.Insert("location", "https://www.example.com");
+  EXPECT_EQ(t.size(), 222u);
+  t.Insert(":status", "307");
+  EXPECT_EQ(t.size(), 222u);
+  ASSERT_EQ(t.num_entries(), 4u);
+  EXPECT_EQ(t.value(0), "307");
+  EXPECT_EQ(t.name(3), "cache-control");
+  t.Insert("date", "Mon, 21 Oct 2013 20:13:22 GMT");
+  t.Insert("content-encoding", "gzip");
+  t.Insert("set-cookie",
+           "foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1");
+  EXPECT_EQ(t.size(), 215u);
+  ASSERT_EQ(t.num_entries(), 3u);
+  EXPECT_EQ(t.name(0), "set-cookie");
+  EXPECT_EQ(t.name(1), "content-encoding");
+  EXPECT_EQ(t.name(2), "date");
+}
+
+TEST(DynamicTableTest, EntryLargerThanTableEmptiesIt) {
+  DynamicTable t(100);
+  EXPECT_TRUE(t.Insert("a", "b"));
+  EXPECT_TRUE(t.Insert("", std::string(68, 'x')));  // Exactly 100.
+  EXPECT_EQ(t.num_entries(), 1u);
+  EXPECT_EQ(t.size(), 100u);
+  EXPECT_FALSE(t.Insert("", std::string(69, 'x')));
+  EXPECT_EQ(t.num_entries(), 0u);
+  EXPECT_EQ(t.size(), 0u);
+}
+
+TEST(DynamicTableTest, SetMaxSizeEvictsOldestFirst) {
+  DynamicTable t;
+  t.Insert("a", "1");  // 34 each.
+  t.Insert("b", "2");
+  t.Insert("c", "3");
+  t.SetMaxSize(68);
+  ASSERT_EQ(t.num_entries(), 2u);
+  EXPECT_EQ(t.name(0), "c");
+  EXPECT_EQ(t.name(1), "b");
+  t.SetMaxSize(0);
+  EXPECT_EQ(t.num_entries(), 0u);
+  EXPECT_FALSE(t.Insert("a", "1"));
+}
+
+TEST(DynamicTableTest, GrowingPastCapacityKeepsEntriesAndLookups) {
+  DynamicTable t(128, /*enable_lookup=*/true);
+  t.Insert("a", "1");
+  t.Insert("b", "2");
+  t.Insert("c", "3");
+  EXPECT_EQ(t.capacity(), 128u);
+  t.SetMaxSize(100000);
+  EXPECT_GE(t.capacity(), 100000u);
+  ASSERT_EQ(t.num_entries(), 3u);
+  EXPECT_EQ(t.name(0), "c");
+  EXPECT_EQ(t.value(2), "1");
+  EXPECT_EQ(t.FindField(HashField(HashString("a"), HashString("1")), "a", "1"),
+            2);
+  EXPECT_EQ(t.FindName(HashString("b"), "b"), 1);
+  for (int i = 0; i < 1000; ++i)
+    t.Insert("k" + std::to_string(i), std::string(60, 'v'));
+  EXPECT_LE(t.size(), 100000u);
+  EXPECT_EQ(t.FindName(HashString("k999"), "k999"), 0);
+}
+
+TEST(DynamicTableTest, LookupFindsNewestAndForgetsEvicted) {
+  DynamicTable t(200, /*enable_lookup=*/true);
+  const auto field = [](const char* n, const char* v) {
+    return HashField(HashString(n), HashString(v));
+  };
+  t.Insert("x-a", "1");
+  t.Insert("x-a", "2");
+  t.Insert("x-b", "1");
+  EXPECT_EQ(t.FindName(HashString("x-a"), "x-a"), 1);
+  EXPECT_EQ(t.FindField(field("x-a", "1"), "x-a", "1"), 2);
+  EXPECT_EQ(t.FindField(field("x-a", "2"), "x-a", "2"), 1);
+  EXPECT_EQ(t.FindField(field("x-a", "3"), "x-a", "3"), -1);
+  EXPECT_EQ(t.FindName(HashString("x-c"), "x-c"), -1);
+  // A wrong hash for the right strings, or the right hash for wrong strings,
+  // misses.
+  EXPECT_EQ(t.FindField(field("x-a", "1"), "x-a", "2"), -1);
+  t.Insert("x-c",
+           std::string(100, 'c'));  // 135: evicts x-a:1 and x-a:2 (36 each).
+  EXPECT_EQ(t.FindField(field("x-a", "1"), "x-a", "1"), -1);
+  EXPECT_EQ(t.FindName(HashString("x-a"), "x-a"), -1);
+  EXPECT_EQ(t.FindName(HashString("x-b"), "x-b"), 1);
+  // A lookup-disabled table never finds anything.
+  DynamicTable plain;
+  plain.Insert("x-a", "1");
+  EXPECT_EQ(plain.FindName(HashString("x-a"), "x-a"), -1);
+}
+
+TEST(DynamicTableTest, KeepsFlagsPerEntry) {
+  DynamicTable t;
+  t.Insert("a", "1", 0);
+  t.Insert("B", "2", 1);
+  t.Insert("c", "\n", 2);
+  EXPECT_EQ(t.flags(0), 2);
+  EXPECT_EQ(t.flags(1), 1);
+  EXPECT_EQ(t.flags(2), 0);
+}
+
+// Random churn against the model: sizes from empty to the whole table exercise
+// the byte ring's wrap-around; any overlap would corrupt an older entry's
+// bytes.
+TEST(DynamicTableTest, AgreesWithModelUnderRandomChurn) {
+  for (uint32_t capacity : {0u, 64u, 256u, 4096u}) {
+    std::mt19937 rng(capacity + 1);
+    DynamicTable t(capacity, /*enable_lookup=*/true);
+    Model m(capacity);
+    uint32_t max_size = capacity;
+    for (int step = 0; step < 20000; ++step) {
+      const int action = rng() % 100;
+      if (action < 3) {
+        max_size = rng() % (capacity + 1);
+        t.SetMaxSize(max_size);
+        m.SetMaxSize(max_size);
+      } else {
+        const size_t limit = max_size + 8;
+        const size_t total = rng() % 4 == 0 ? rng() % (limit + 1) : rng() % 24;
+        const size_t name_len = total == 0 ? 0 : rng() % (total + 1);
+        std::string name(name_len, static_cast<char>('a' + step % 26));
+        std::string value(total - name_len, static_cast<char>('A' + step % 26));
+        if (!name.empty()) name[0] = static_cast<char>('0' + step % 10);
+        const uint8_t flags = static_cast<uint8_t>(rng() % 4);
+        t.Insert(name, value, flags);
+        m.Insert(name, value, flags);
+      }
+      ASSERT_NO_FATAL_FAILURE(ExpectSame(t, m)) << capacity << " step " << step;
+      if (!m.entries().empty()) {
+        const size_t i = rng() % m.entries().size();
+        const ModelEntry& e = m.entries()[i];
+        const long found =
+            t.FindField(HashField(HashString(e.name), HashString(e.value)),
+                        e.name, e.value);
+        ASSERT_GE(found, 0);
+        ASSERT_EQ(t.name(found), e.name);
+        ASSERT_EQ(t.value(found), e.value);
+        // Newest equal entry.
+        for (long j = 0; j < found; ++j) {
+          ASSERT_FALSE(m.entries()[j].name == e.name &&
+                       m.entries()[j].value == e.value);
+        }
+        const long by_name = t.FindName(HashString(e.name), e.name);
+        ASSERT_GE(by_name, 0);
+        ASSERT_LE(by_name, static_cast<long>(i));
+        ASSERT_EQ(t.name(by_name), e.name);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hpack

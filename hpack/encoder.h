@@ -1,0 +1,164 @@
+// hpack::Encoder: RFC 7541 header block encoding.
+//
+// Strategy (the general path; there is no separate fast path):
+//  * A field equal to a static or dynamic table entry is sent as an index (1
+//  octet for the
+//    static table and the 65 newest dynamic entries).
+//  * Sensitive fields are sent as "literal never indexed" (RFC 7541
+//  section 6.2.3), never
+//    entering any table: those the caller marks (HeaderField::sensitive),
+//    `authorization`, `proxy-authorization`, and `cookie` values shorter than
+//    20 octets (short enough to be guessed by compression side channels; RFC
+//    7541 section 7.1.3).
+//  * Every other field is sent as "literal with incremental indexing" so its
+//  next
+//    occurrence is an index: repeated fields (`:path` included) cost one octet
+//    from the second block on. Fields whose entry would take more than 3/4 of
+//    the table are sent without indexing instead, so one huge value does not
+//    flush the whole table.
+//  * Names come from the table when possible (static first: its indexes are
+//  shorter).
+//  * Each string is Huffman-coded only when that is strictly shorter: it is
+//  Huffman-coded
+//    straight into the output, bounded to one octet less than the raw length,
+//    and the length prefix is filled in afterwards; when the bound is hit the
+//    raw octets are written instead.
+//  * Lookups hash each name and value once (string_hash.h) and probe the static
+//  table and
+//    the dynamic table's two hash maps; a hit is confirmed by comparing bytes.
+//  * When the peer's SETTINGS_HEADER_TABLE_SIZE changes, the next block starts
+//  with the
+//    table size update(s): the smallest size reached since the previous block
+//    when it is below the current size (RFC 7541 section 4.2), then the final
+//    one.
+//
+// Output. EncodeBlock() writes the block into a buffer the encoder owns and
+// reuses, and returns a view of it (valid until the next call to a non-const
+// method). The block is produced once and never re-encoded: the transport
+// copies it into its output buffer (AppendBlock() does exactly that for a
+// std::string), or, when the block exceeds the peer's SETTINGS_MAX_FRAME_SIZE,
+// takes it NextChunk() at a time and writes each chunk after its own HEADERS /
+// CONTINUATION frame header. Chunks are views, so splitting costs no copy
+// either. (Encoding straight into the transport's buffer would save the one
+// copy of a typically 10-100 octet block, at the price of re-encoding or moving
+// it whenever a frame boundary falls inside; views keep both simple.)
+//
+// Names must already be lowercase (HTTP/2 requires it; see ToLowerAscii in
+// field_validation.h). The encoder does not validate fields: that is the job of
+// whoever accepts them from users. Steady state (repeated fields, output buffer
+// grown) allocates nothing.
+
+#ifndef HPACK_ENCODER_H_
+#define HPACK_ENCODER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "hpack/dynamic_table.h"
+#include "hpack/header_list.h"
+
+namespace hpack {
+
+class Encoder {
+ public:
+  struct Options {
+    // The largest dynamic table this encoder uses, whatever the peer allows: it
+    // bounds the encoder's memory (about 3x this). The table starts at
+    // min(this, 4096).
+    uint32_t max_table_size = DynamicTable::kDefaultMaxSize;
+    // False: never Huffman-code (for tests and comparisons).
+    bool use_huffman = true;
+  };
+
+  Encoder();
+  explicit Encoder(const Options& options);
+
+  Encoder(Encoder&&) = default;
+  Encoder& operator=(Encoder&&) = default;
+
+  // The peer's SETTINGS_HEADER_TABLE_SIZE, each time a SETTINGS frame carries
+  // it (the initial value is the protocol default, 4096). The encoder uses
+  // min(size, options.max_table_size) from the next block on, which starts with
+  // the update(s).
+  void SetPeerMaxTableSize(uint32_t size);
+
+  // Encodes one header block and returns it. The view points into the encoder's
+  // buffer and stays valid until the next call to a non-const method.
+  std::string_view EncodeBlock(const HeaderField* fields, size_t count);
+  std::string_view EncodeBlock(std::initializer_list<HeaderField> fields) {
+    return EncodeBlock(fields.begin(), fields.size());
+  }
+  // Any range of HeaderField (std::vector<HeaderField>, HeaderList, ...).
+  template <typename Range>
+  std::string_view EncodeBlock(const Range& fields) {
+    BeginBlock();
+    for (const HeaderField& f : fields) EncodeField(f);
+    return EndBlock();
+  }
+
+  // EncodeBlock, then appends the block to *out (reusing its capacity).
+  template <typename Range>
+  void AppendBlock(const Range& fields, std::string* out) {
+    const std::string_view block = EncodeBlock(fields);
+    out->append(block.data(), block.size());
+  }
+  void AppendBlock(std::initializer_list<HeaderField> fields,
+                   std::string* out) {
+    const std::string_view block = EncodeBlock(fields);
+    out->append(block.data(), block.size());
+  }
+
+  // Splits a block into frame payloads: returns the first min(max_octets,
+  // rest->size()) octets of *rest and removes them from it. Call until
+  // rest->empty(); max_octets >= 1.
+  static std::string_view NextChunk(std::string_view* rest, size_t max_octets) {
+    const std::string_view chunk = rest->substr(0, max_octets);
+    rest->remove_prefix(chunk.size());
+    return chunk;
+  }
+
+  // The encoder's view of the peer's dynamic table (lookup enabled).
+  const DynamicTable& table() const { return table_; }
+
+ private:
+  void BeginBlock();
+  void EncodeField(const HeaderField& field);
+  std::string_view EndBlock() {
+    return std::string_view(reinterpret_cast<const char*>(buf_.get()), pos_);
+  }
+  void EmitSizeUpdate(uint32_t size);
+  // Literal representation: `high_bits` and `prefix_bits` of the first octet,
+  // the name's table index (0: literal name).
+  void EmitLiteral(uint8_t high_bits, int prefix_bits, size_t name_index,
+                   std::string_view name, std::string_view value);
+  uint8_t* EncodeString(std::string_view s, uint8_t* out) const;
+  void EnsureRoom(size_t n) {
+    if (capacity_ - pos_ < n) Grow(pos_ + n);
+  }
+  void Grow(size_t needed);
+
+  DynamicTable table_;
+  uint32_t max_table_size_;
+  bool use_huffman_;
+
+  // Table size the peer's decoder currently has (as last signaled, or the
+  // initial 4096).
+  uint32_t announced_size_ = DynamicTable::kDefaultMaxSize;
+  // Pending change: the size to end up at, and the smallest size since the last
+  // block.
+  bool update_pending_ = false;
+  uint32_t target_size_ = 0;
+  uint32_t min_target_size_ = 0;
+
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t capacity_ = 0;
+  size_t pos_ = 0;
+};
+
+}  // namespace hpack
+
+#endif  // HPACK_ENCODER_H_

@@ -1,0 +1,349 @@
+#include "hpack/encoder.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hpack/decoder.h"
+#include "hpack/huffman/huffman.h"
+#include "hpack/test_util.h"
+
+namespace hpack {
+namespace {
+
+using testing::BytesToHex;
+using testing::Fields;
+using testing::HexToBytes;
+using testing::ToFields;
+using testing::ToHeaderFields;
+
+const Fields& ChromeRequest() {
+  static const auto* fields = new Fields{
+      {":method", "GET"},
+      {":scheme", "https"},
+      {":authority", "www.example.com"},
+      {":path",
+       "/search?q=hpack+header+compression&oq=hpack&sourceid=chrome&ie=UTF-8"},
+      {"user-agent",
+       "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+       "Chrome/131.0.0.0 Safari/537.36"},
+      {"accept",
+       "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/"
+       "webp,"
+       "image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"},
+      {"accept-encoding", "gzip, deflate, br, zstd"},
+      {"accept-language", "en-US,en;q=0.9"},
+      {"cookie", std::string("session=") + std::string(92, 'c')}};
+  return *fields;
+}
+
+const Fields& GrpcRequest() {
+  static const auto* fields = new Fields{
+      {":method", "POST"},
+      {":scheme", "http"},
+      {":path", "/helloworld.Greeter/SayHello"},
+      {":authority", "localhost:50051"},
+      {"content-type", "application/grpc"},
+      {"te", "trailers"},
+      {"grpc-accept-encoding", "identity,deflate,gzip"},
+      {"user-agent", "grpc-c++/1.51.1 grpc-c/29.0.0 (linux; chttp2)"}};
+  return *fields;
+}
+
+Encoder::Options Raw() {
+  Encoder::Options options;
+  options.use_huffman = false;
+  return options;
+}
+
+// Decodes with a fresh-per-encoder decoder and checks the round trip.
+class RoundTrip {
+ public:
+  explicit RoundTrip(const Encoder::Options& options = Encoder::Options())
+      : encoder_(options) {}
+  Encoder& encoder() { return encoder_; }
+  Decoder& decoder() { return decoder_; }
+  std::string Send(const Fields& fields) {
+    const std::string block(encoder_.EncodeBlock(ToHeaderFields(fields)));
+    HeaderList list;
+    EXPECT_EQ(decoder_.Decode(block, &list), DecodeError::kOk);
+    EXPECT_EQ(ToFields(list), fields);
+    return block;
+  }
+
+ private:
+  Encoder encoder_;
+  Decoder decoder_;
+};
+
+TEST(EncoderTest, RepeatedChromeRequestIsAllIndexed) {
+  RoundTrip rt;
+  const std::string first = rt.Send(ChromeRequest());
+  EXPECT_GT(first.size(), 200u);
+  const std::string second = rt.Send(ChromeRequest());
+  // :method GET and :scheme https from the static table, then the 7 fields of
+  // the first request from the dynamic table, :authority oldest (62 + 6 = 68 ->
+  // 0xc4).
+  EXPECT_EQ(BytesToHex(second), "8287c4c3c2c1c0bfbe");
+  EXPECT_LE(second.size(), 12u);
+  EXPECT_EQ(rt.Send(ChromeRequest()), second);
+}
+
+TEST(EncoderTest, RepeatedGrpcRequestIsAllIndexed) {
+  RoundTrip rt;
+  rt.Send(GrpcRequest());
+  const std::string second = rt.Send(GrpcRequest());
+  EXPECT_EQ(BytesToHex(second), "8386c3c2c1c0bfbe");
+}
+
+TEST(EncoderTest, RepeatedPathIsIndexedEvenWhenOthersChange) {
+  RoundTrip rt;
+  rt.Send({{":path", "/a/b?c=d"}, {"x-request-id", "1"}});
+  const std::string second =
+      rt.Send({{":path", "/a/b?c=d"}, {"x-request-id", "2"}});
+  EXPECT_EQ(static_cast<uint8_t>(second[0]), 0xbf);  // :path, now 63.
+}
+
+TEST(EncoderTest, AuthorizationIsNeverIndexed) {
+  for (const char* name : {"authorization", "proxy-authorization"}) {
+    RoundTrip rt;
+    const Fields fields = {
+        {name, "Bearer abcdefghijklmnopqrstuvwxyz0123456789"}};
+    const std::string first = rt.Send(fields);
+    EXPECT_EQ(static_cast<uint8_t>(first[0]) & 0xf0, 0x10)
+        << name;  // Never indexed.
+    EXPECT_EQ(rt.encoder().table().num_entries(), 0u);
+    EXPECT_EQ(rt.Send(fields), first);  // And never becomes an index.
+    HeaderList list;
+    ASSERT_EQ(Decoder().Decode(first, &list), DecodeError::kOk);
+    EXPECT_TRUE(list[0].sensitive);
+  }
+}
+
+TEST(EncoderTest, ShortCookiesAreNeverIndexedLongOnesAre) {
+  RoundTrip rt(Raw());
+  const std::string short_cookie =
+      rt.Send({{"cookie", "id=0123456789abcdef"}});  // 19
+  // 0001 1111, 32 - 15 = 17: never indexed, name from static index 32.
+  EXPECT_EQ(BytesToHex(short_cookie.substr(0, 2)), "1f11");
+  EXPECT_EQ(rt.encoder().table().num_entries(), 0u);
+  const std::string long_cookie =
+      rt.Send({{"cookie", "id=0123456789abcdefg"}});  // 20
+  EXPECT_EQ(static_cast<uint8_t>(long_cookie[0]),
+            0x60);  // Incremental indexing, name 32.
+  EXPECT_EQ(rt.encoder().table().num_entries(), 1u);
+}
+
+TEST(EncoderTest, CallerMarkedSensitiveFieldsAreNeverIndexed) {
+  Encoder encoder(Raw());
+  Decoder decoder;
+  HeaderList list;
+  // First indexed normally (x-token enters the table), then sent sensitive: the
+  // name may come from the table (62 -> 0x1f 0x2f), the value may not.
+  const HeaderField plain{"x-token", "a"};
+  ASSERT_EQ(decoder.Decode(encoder.EncodeBlock(&plain, 1), &list),
+            DecodeError::kOk);
+  const HeaderField secret{"x-token", "b", true};
+  const std::string block(encoder.EncodeBlock(&secret, 1));
+  EXPECT_EQ(BytesToHex(block), "1f2f0162");
+  ASSERT_EQ(decoder.Decode(block, &list), DecodeError::kOk);
+  EXPECT_TRUE(list[0].sensitive);
+  EXPECT_EQ(list[0].value, "b");
+  EXPECT_EQ(encoder.table().num_entries(), 1u);
+  // Even a field already in the table is sent as a literal when marked
+  // sensitive.
+  const HeaderField marked{"x-token", "a", true};
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock(&marked, 1)), "1f2f0161");
+  const HeaderField custom{"x-secret", "s", true};
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock(&custom, 1)),
+            "1008782d73656372657401"
+            "73");
+}
+
+TEST(EncoderTest, HuffmanOnlyWhenStrictlyShorter) {
+  Encoder encoder;
+  // "x-a" is 18 bits (3 octets) and "&&" 16 bits (2 octets) in Huffman: not
+  // shorter, raw.
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock({{"x-a", "&&"}})),
+            "4003782d61022626");
+  // "www.example.com": 12 Huffman octets against 15.
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock({{"x-b", "www.example.com"}})),
+            "4003782d628cf1e3c2e5f23a6ba0ab90f4ff");
+  // One octet is never shorter in Huffman.
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock({{"x-c", "0"}})), "4003782d630130");
+  // Without Huffman at all.
+  Encoder raw(Raw());
+  EXPECT_EQ(BytesToHex(raw.EncodeBlock({{"x-b", "www.example.com"}})),
+            "4003782d620f7777772e6578616d706c652e636f6d");
+}
+
+// Around the 7-bit length prefix's limit (127) the Huffman length may need
+// fewer prefix octets than the raw one, and the encoded octets move down.
+TEST(EncoderTest, LongStringsRoundTripAcrossPrefixLengths) {
+  std::mt19937 rng(3);
+  for (size_t len :
+       {125u, 126u, 127u, 128u, 150u, 200u, 202u, 203u, 300u, 5000u, 20000u}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      std::string value(len,
+                        'a');  // 5-bit code: 200 -> 125 octets, 1-octet prefix.
+      if (kind == 1) {
+        // obs-text: long Huffman codes, so raw is shorter (and the value is
+        // valid).
+        for (char& c : value) c = static_cast<char>(0x80 + rng() % 128);
+      } else if (kind == 2) {
+        for (char& c : value) c = "0123456789"[rng() % 10];
+      }
+      Encoder::Options options;
+      options.max_table_size = 65536;
+      RoundTrip rt(options);
+      const std::string block = rt.Send({{"x-long", value}});
+      const size_t huffman = HuffmanEncodedLength(value);
+      const size_t best = std::min(huffman, value.size());
+      // First octet, literal name "x-long" (Huffman: 5 octets), then the value.
+      ASSERT_EQ(HuffmanEncodedLength("x-long"), 5u);
+      const size_t prefix = best < 127           ? 1
+                            : best < 127 + 128   ? 2
+                            : best < 127 + 16384 ? 3
+                                                 : 4;
+      EXPECT_EQ(block.size(), 1 + 1 + 5 + prefix + best) << len << " " << kind;
+    }
+  }
+}
+
+TEST(EncoderTest, TableSizeUpdateWhenPeerLimitChanges) {
+  RoundTrip rt;
+  rt.Send(GrpcRequest());
+  // No change, no update.
+  rt.encoder().SetPeerMaxTableSize(4096);
+  EXPECT_EQ(BytesToHex(rt.Send(GrpcRequest())), "8386c3c2c1c0bfbe");
+  // Shrink to 0: the block starts with the update, nothing is indexed any more.
+  rt.decoder().SetMaxTableSizeLimit(0);
+  rt.encoder().SetPeerMaxTableSize(0);
+  const std::string block = rt.Send({{":method", "GET"}, {"x-a", "b"}});
+  EXPECT_EQ(BytesToHex(block), "20820003782d610162");
+  EXPECT_EQ(rt.encoder().table().max_size(), 0u);
+  // The update is sent once.
+  EXPECT_EQ(BytesToHex(rt.Send({{":method", "GET"}})), "82");
+}
+
+TEST(EncoderTest, ShrinkThenGrowSendsTheMinimumThenTheFinalSize) {
+  RoundTrip rt;
+  rt.Send(ChromeRequest());  // About 700 octets of entries.
+  rt.decoder().SetMaxTableSizeLimit(100);
+  rt.encoder().SetPeerMaxTableSize(100);
+  rt.decoder().SetMaxTableSizeLimit(4096);
+  rt.encoder().SetPeerMaxTableSize(4096);
+  const std::string block = rt.Send({{":method", "GET"}});
+  // 100 = 31 + 69 (0x45); 4096 = 31 + 4065 (0xe1 0x1f).
+  EXPECT_EQ(BytesToHex(block), "3f453fe11f82");
+  EXPECT_EQ(rt.encoder().table().num_entries(), 0u);  // 100 evicted them all.
+  EXPECT_EQ(rt.encoder().table().max_size(), 4096u);
+}
+
+TEST(EncoderTest, PeerLimitIsCappedByOurMaximum) {
+  Encoder::Options options;
+  options.max_table_size = 16384;
+  RoundTrip rt(options);
+  rt.decoder().SetMaxTableSizeLimit(65536);
+  rt.encoder().SetPeerMaxTableSize(65536);
+  // 16384 = 31 + 16353 (0xe1 0x7f).
+  EXPECT_EQ(BytesToHex(rt.Send({{":method", "GET"}})), "3fe17f82");
+  EXPECT_EQ(rt.encoder().table().max_size(), 16384u);
+}
+
+TEST(EncoderTest, SmallerMaximumIsAnnouncedInTheFirstBlock) {
+  Encoder::Options options;
+  options.max_table_size = 1024;
+  RoundTrip rt(options);
+  EXPECT_EQ(BytesToHex(rt.Send({{":method", "GET"}})),
+            "3fe10782");  // 1024 = 31 + 993.
+  EXPECT_EQ(BytesToHex(rt.Send({{":method", "GET"}})), "82");
+}
+
+TEST(EncoderTest, HugeFieldsAreNotIndexed) {
+  RoundTrip rt;
+  rt.Send({{"x-small", "v"}});
+  // 3100 + 7 + 32 > 3/4 of 4096: sent without indexing, and the table keeps its
+  // entry.
+  const std::string block = rt.Send({{"x-large", std::string(3100, '\x01')}});
+  EXPECT_EQ(static_cast<uint8_t>(block[0]), 0x00);
+  EXPECT_EQ(rt.encoder().table().num_entries(), 1u);
+  // 2000 fits the 3/4 rule and is indexed.
+  rt.Send({{"x-large", std::string(2000, '\x01')}});
+  EXPECT_EQ(rt.encoder().table().num_entries(), 2u);
+}
+
+TEST(EncoderTest, NamesComeFromTheDynamicTableWhenNotStatic) {
+  Encoder encoder(Raw());
+  encoder.EncodeBlock({{"x-custom", "1"}});
+  // 01 111110 (62): the name of the entry just added.
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock({{"x-custom", "2"}})), "7e0132");
+}
+
+TEST(EncoderTest, AppendBlockAppendsAndChunksCoverTheBlock) {
+  Encoder encoder;
+  std::string out = "prefix";
+  encoder.AppendBlock(ToHeaderFields(ChromeRequest()), &out);
+  Encoder same;
+  const std::string block(same.EncodeBlock(ToHeaderFields(ChromeRequest())));
+  EXPECT_EQ(out, "prefix" + block);
+
+  std::string_view rest = block;
+  std::string joined;
+  size_t chunks = 0;
+  while (!rest.empty()) {
+    const std::string_view chunk = Encoder::NextChunk(&rest, 100);
+    EXPECT_LE(chunk.size(), 100u);
+    EXPECT_FALSE(chunk.empty());
+    EXPECT_EQ(chunk.data(),
+              block.data() + joined.size());  // Views, not copies.
+    joined.append(chunk.data(), chunk.size());
+    ++chunks;
+  }
+  EXPECT_EQ(joined, block);
+  EXPECT_EQ(chunks, (block.size() + 99) / 100);
+}
+
+TEST(EncoderTest, HeaderListAndVectorInputsEncodeTheSame) {
+  HeaderList list;
+  for (const auto& [name, value] : GrpcRequest()) list.Append(name, value);
+  Encoder a;
+  Encoder b;
+  const std::vector<HeaderField> fields = ToHeaderFields(GrpcRequest());
+  EXPECT_EQ(std::string(a.EncodeBlock(list)),
+            std::string(b.EncodeBlock(fields)));
+  EXPECT_EQ(std::string(a.EncodeBlock(list)),
+            std::string(b.EncodeBlock(fields.data(), fields.size())));
+}
+
+// Random field lists with repeats, random table size changes: every block round
+// trips.
+TEST(EncoderTest, RandomRoundTrip) {
+  std::mt19937 rng(11);
+  Encoder::Options options;
+  options.max_table_size = 8192;
+  RoundTrip rt(options);
+  for (int block = 0; block < 2000; ++block) {
+    if (rng() % 50 == 0) {
+      const uint32_t size = rng() % 3 == 0 ? 0 : rng() % 10000;
+      rt.decoder().SetMaxTableSizeLimit(size);
+      rt.encoder().SetPeerMaxTableSize(size);
+    }
+    Fields fields;
+    const int n = rng() % 12;
+    for (int i = 0; i < n; ++i) {
+      std::string name = "x-" + std::to_string(rng() % 20);
+      if (rng() % 4 == 0) name = ":path";
+      if (rng() % 8 == 0) name = "cookie";
+      std::string value(rng() % 5 == 0 ? rng() % 400 : rng() % 10, 'v');
+      for (char& c : value) c = static_cast<char>(' ' + 1 + rng() % 94);
+      fields.emplace_back(name, value);
+    }
+    rt.Send(fields);
+    if (HasFailure()) break;
+  }
+}
+
+}  // namespace
+}  // namespace hpack

@@ -1,0 +1,176 @@
+// HeaderField and HeaderList: the fields of one header block, as the decoder
+// produces them and the encoder consumes them.
+//
+// A HeaderList keeps every name and value in one byte arena, back to back, and
+// a vector of (offset, lengths) records. clear() keeps both allocations, so
+// decoding block after block into the same list allocates nothing once the list
+// has grown to the largest block seen. Views returned by the list stay valid
+// until the list is next modified.
+
+#ifndef HPACK_HEADER_LIST_H_
+#define HPACK_HEADER_LIST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace hpack {
+
+struct HeaderField {
+  std::string_view name;
+  std::string_view value;
+  // Encoder input: never add this field to any table, and send it as "never
+  // indexed" (RFC 7541 section 6.2.3) so intermediaries do not either. Decoder
+  // output: the field arrived as "never indexed" (a proxy must re-encode it the
+  // same way, RFC 7541 section 7.1.3).
+  bool sensitive = false;
+};
+
+class HeaderList {
+ public:
+  // RFC 9113 section 6.5.2: a field counts name + value + 32 octets towards the
+  // header list size (SETTINGS_MAX_HEADER_LIST_SIZE).
+  static constexpr size_t kFieldOverhead = 32;
+
+  HeaderList() = default;
+  HeaderList(const HeaderList& other) { *this = other; }
+  HeaderList& operator=(const HeaderList& other);
+  HeaderList(HeaderList&&) = default;
+  HeaderList& operator=(HeaderList&&) = default;
+
+  size_t size() const { return records_.size(); }
+  bool empty() const { return records_.empty(); }
+
+  // Field i, 0 <= i < size() (unchecked).
+  HeaderField operator[](size_t i) const {
+    const Record& r = records_[i];
+    const char* p = arena_.get() + r.offset;
+    return HeaderField{std::string_view(p, r.name_len),
+                       std::string_view(p + r.name_len, r.value_len),
+                       r.sensitive != 0};
+  }
+
+  // The RFC 9113 header list size: sum over the fields of name + value + 32.
+  size_t header_list_size() const { return list_size_; }
+
+  // Removes every field; keeps the storage.
+  void clear() {
+    records_.clear();
+    arena_size_ = 0;
+    list_size_ = 0;
+  }
+
+  // Appends a field, copying its bytes (grows the storage if needed). `name`
+  // and `value` must not point into this list.
+  void Append(std::string_view name, std::string_view value,
+              bool sensitive = false) {
+    const size_t n = name.size() + value.size();
+    char* p = EnsureArena(arena_size_, n) + arena_size_;
+    if (!name.empty()) std::memcpy(p, name.data(), name.size());
+    if (!value.empty())
+      std::memcpy(p + name.size(), value.data(), value.size());
+    AddRecord(arena_size_, name.size(), value.size(), sensitive);
+  }
+
+  // Grows the storage to hold `fields` fields of `bytes` name and value octets
+  // in total.
+  void Reserve(size_t fields, size_t bytes);
+
+  // Octets of names and values currently held, and the arena's capacity.
+  size_t arena_size() const { return arena_size_; }
+  size_t arena_capacity() const { return arena_capacity_; }
+
+  // Forward iteration over the fields, in order.
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = HeaderField;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = HeaderField;
+
+    const_iterator(const HeaderList* list, size_t i) : list_(list), i_(i) {}
+    HeaderField operator*() const { return (*list_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++i_;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const HeaderList* list_;
+    size_t i_;
+  };
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size()); }
+
+ private:
+  friend class Decoder;
+
+  struct Record {
+    Record(size_t offset, size_t name_len, size_t value_len, bool sensitive)
+        : offset(static_cast<uint32_t>(offset)),
+          name_len(static_cast<uint32_t>(name_len)),
+          value_len(static_cast<uint32_t>(value_len)),
+          sensitive(sensitive ? 1u : 0u) {}
+    uint32_t offset;
+    uint32_t name_len;
+    uint32_t value_len;
+    uint32_t sensitive;
+  };
+
+  // Appends a field whose name and value are adjacent in memory (a dynamic
+  // table entry): one copy instead of two.
+  void AppendJoined(const char* bytes, size_t name_len, size_t value_len) {
+    const size_t n = name_len + value_len;
+    char* p = EnsureArena(arena_size_, n) + arena_size_;
+    if (n > 0) std::memcpy(p, bytes, n);
+    AddRecord(arena_size_, name_len, value_len, false);
+  }
+
+  // Returns the arena's base address after making sure [0, used + n) fits,
+  // preserving the first `used` octets (which may include scratch beyond
+  // arena_size()).
+  char* EnsureArena(size_t used, size_t n) {
+    if (arena_capacity_ - used < n) GrowArena(used, used + n);
+    return arena_.get();
+  }
+  void GrowArena(size_t used, size_t needed);
+  char* arena_data() { return arena_.get(); }
+
+  // Records a field whose name starts at arena `offset` and whose value follows
+  // it, and makes the arena end after the value.
+  void AddRecord(size_t offset, size_t name_len, size_t value_len,
+                 bool sensitive) {
+    // Constructed in place: four direct stores, no temporary to copy from.
+    records_.emplace_back(offset, name_len, value_len, sensitive);
+    arena_size_ = offset + name_len + value_len;
+    list_size_ += name_len + value_len + kFieldOverhead;
+  }
+
+  std::unique_ptr<char[]> arena_;
+  size_t arena_size_ = 0;
+  size_t arena_capacity_ = 0;
+  size_t list_size_ = 0;
+  std::vector<Record> records_;
+};
+
+// Field-by-field equality (names, values and the sensitive flag).
+bool operator==(const HeaderList& a, const HeaderList& b);
+inline bool operator!=(const HeaderList& a, const HeaderList& b) {
+  return !(a == b);
+}
+
+}  // namespace hpack
+
+#endif  // HPACK_HEADER_LIST_H_
