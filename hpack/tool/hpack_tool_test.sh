@@ -1,0 +1,62 @@
+#!/bin/bash
+# hpack_tool end to end over the vendored hpack-test-case corpus:
+#   hpack_tool_test.sh TOOL --encoded STORY... --raw STORY...
+set -euo pipefail
+
+tool=$1
+shift
+encoded=()
+raw=()
+list=none
+for arg in "$@"; do
+  case "$arg" in
+    --encoded) list=encoded ;;
+    --raw) list=raw ;;
+    *) if [ "$list" = encoded ]; then encoded+=("$arg"); else raw+=("$arg"); fi ;;
+  esac
+done
+[ ${#encoded[@]} -gt 100 ] || { echo "expected every implementation's stories"; exit 1; }
+[ ${#raw[@]} -gt 10 ] || { echo "expected the raw-data stories"; exit 1; }
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+
+fail() {
+  echo "FAILED: $*"
+  exit 1
+}
+
+# 1. Every case of every implementation's stories decodes to its headers.
+"$tool" verify "${encoded[@]}" >"$tmp/verify.out" || { cat "$tmp/verify.out"; fail verify; }
+[ "$(grep -c '^ok  ' "$tmp/verify.out")" -eq ${#encoded[@]} ] || fail "verify: not one ok line per file"
+
+# 2. Our encoder's stories at several table sizes verify with our decoder.
+for size in 0 256 4096 16384; do
+  out="$tmp/encoded_$size"
+  "$tool" encode --table-size "$size" --out "$out" "${raw[@]}" >/dev/null || fail "encode $size"
+  "$tool" verify "$out"/*.json >"$tmp/verify_$size.out" ||
+    { cat "$tmp/verify_$size.out"; fail "verify of our encoding at $size"; }
+  grep -q "\"header_table_size\": $size" "$out/story_00.json" || fail "header_table_size $size"
+done
+
+# 3. A deliberately wrong header is caught, with the case number, and exits 1.
+sed '0,/":method": "GET"/s/":method": "GET"/":method": "PUT"/' \
+  "$tmp/encoded_4096/story_00.json" >"$tmp/wrong.json"
+if "$tool" verify "$tmp/wrong.json" >"$tmp/wrong.out"; then fail "verify accepted a wrong header"; fi
+grep -q '^FAIL .*wrong.json: case 0 (seqno 0): header 0: expected ":method: PUT", got ":method: GET"' \
+  "$tmp/wrong.out" || { cat "$tmp/wrong.out"; fail "mismatch message"; }
+
+# 4. The ratio table over raw-data.
+"$tool" ratio "${raw[@]}" >"$tmp/ratio.out" || { cat "$tmp/ratio.out"; fail ratio; }
+cat "$tmp/ratio.out"
+grep -q '^requests: ' "$tmp/ratio.out" || fail "ratio: no requests section"
+grep -q '^responses: ' "$tmp/ratio.out" || fail "ratio: no responses section"
+[ "$(grep -cE '^ +(256|4096|16384) +[0-9,]+ +0\.[0-9]{3} ' "$tmp/ratio.out")" -eq 6 ] ||
+  fail "ratio: expected 3 table sizes x 2 directions"
+
+# 5. Usage errors exit 2.
+set +e
+"$tool" bogus >/dev/null 2>&1
+[ $? -eq 2 ] || fail "unknown command should exit 2"
+"$tool" encode "${raw[0]}" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "encode without --out should exit 2"
+set -e
+echo PASS
