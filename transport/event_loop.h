@@ -1,0 +1,255 @@
+// EventLoop: one edge-triggered epoll loop per thread, with timers, a
+// cross-thread task queue and end-of-iteration hooks.
+//
+// The threading model (ARCHITECTURE.md: one loop per core owns its
+// connections):
+//
+//   * A loop belongs to the thread that runs it (Run, RunOnce, RunUntil). Its
+//     file descriptors, timers, and everything built on them (endpoints,
+//     listeners, TLS sessions, HTTP/2 connections) are touched only on that
+//     thread, so nothing on the hot path takes a lock.
+//   * From any thread: Post, RunInLoop, Stop, IsInLoopThread. Post is the only
+//     way work crosses threads: a mutex-protected vector, swapped once per
+//     iteration, plus an eventfd that wakes a sleeping loop.
+//   * Loop thread only: Watch, Modify, Unwatch, RunAfter, RunAt, Cancel,
+//     Defer, Now. Debug builds assert it.
+//
+// One iteration (RunOnce):
+//   1. epoll_wait, sleeping at most until the earliest timer (or the given
+//      bound; never when tasks or deferred work are pending);
+//   2. the cached time Now() is refreshed once;
+//   3. I/O handlers run, in the order the kernel reported their events;
+//   4. timers due at Now() run, earliest first (equal deadlines: in the order
+//      they were added); a timer added while timers run waits for the next
+//      iteration, even with a zero delay;
+//   5. tasks posted from any thread run, in posting order;
+//   6. Defer()red work runs last: the place where a connection flushes
+//      everything one iteration produced with a single writev.
+//
+// Every fd is watched edge-triggered (EPOLLET is always added): a handler must
+// consume until EAGAIN or remember that it did not.
+//
+// Example:
+//   auto loop = EventLoop::Create();
+//   (*loop)->RunAfter(absl::Milliseconds(5), [&] { (*loop)->Stop(); });
+//   (*loop)->Run();
+
+#ifndef TRANSPORT_EVENT_LOOP_H_
+#define TRANSPORT_EVENT_LOOP_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+struct epoll_event;
+
+namespace transport {
+
+class EventLoop {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Task = absl::AnyInvocable<void()>;
+  // Receives the epoll event mask (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP,
+  // EPOLLRDHUP...).
+  using IoHandler = absl::AnyInvocable<void(uint32_t events)>;
+  // Never reused within one loop. 0 is never a valid id.
+  using TimerId = uint64_t;
+  static constexpr TimerId kInvalidTimer = 0;
+
+  // Creates the epoll instance and the wake-up eventfd. The loop belongs to
+  // the calling thread until another thread runs it.
+  static absl::StatusOr<std::unique_ptr<EventLoop>> Create();
+
+  // Destroys unfired timers, unrun tasks and watch handlers without running
+  // them. Objects that watch fds on this loop and are owned elsewhere must be
+  // destroyed first. Call on the loop thread, or after it stopped.
+  ~EventLoop();
+
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // ---- Any thread ----
+
+  // Queues `task` to run on the loop thread in a later iteration, and wakes
+  // the loop. Tasks run in posting order. Tasks still queued when the loop is
+  // destroyed are destroyed without running.
+  void Post(Task task);
+  // Runs `task` now when called on the loop thread, else Post()s it.
+  void RunInLoop(Task task);
+  // Makes Run() return after the current iteration. Run() clears the request
+  // when it returns, so the loop can be run again. A Stop() before Run()
+  // makes that Run() return after one iteration.
+  void Stop();
+  bool IsInLoopThread() const {
+    return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  }
+
+  // ---- Loop thread ----
+
+  // Runs iterations until Stop().
+  void Run();
+  // Runs one iteration, sleeping in epoll_wait at most `max_wait` (zero:
+  // poll). Returns the number of callbacks run (I/O handlers, timers, tasks,
+  // deferred work).
+  int RunOnce(absl::Duration max_wait);
+  // Runs iterations until `done()` is true (checked before the first and
+  // after every iteration) or `timeout` passed. Returns done(). The bounded
+  // wait for tests and for shutdown paths.
+  bool RunUntil(absl::FunctionRef<bool()> done, absl::Duration timeout);
+
+  // Starts watching `fd` for `events` (EPOLLIN, EPOLLOUT, EPOLLRDHUP; EPOLLET
+  // is added, EPOLLERR/EPOLLHUP are always reported). `handler` runs on
+  // every reported event until Unwatch. The fd stays owned by the caller.
+  // Errors: AlreadyExists if `fd` is watched; the errno of epoll_ctl.
+  absl::Status Watch(int fd, uint32_t events, IoHandler handler);
+  // Changes the event set of a watched fd (same rules as Watch). No-op when
+  // unchanged. Errors: NotFound; the errno of epoll_ctl.
+  absl::Status Modify(int fd, uint32_t events);
+  // Stops watching `fd`; its handler is not called again, not even for events
+  // already collected in this iteration. Safe from inside the fd's own
+  // handler (the handler object is destroyed at the end of the iteration).
+  // Call before closing the fd. Errors: NotFound.
+  absl::Status Unwatch(int fd);
+  bool IsWatched(int fd) const { return watchers_.contains(fd); }
+
+  // Runs `task` once, `delay` after Now() (negative counts as zero; called
+  // outside an iteration: after the current time), in the timer phase of an
+  // iteration. O(log n).
+  TimerId RunAfter(absl::Duration delay, Task task);
+  TimerId RunAt(Clock::time_point deadline, Task task);
+  // Cancels a pending timer: returns true if it had not fired yet. The task
+  // is destroyed now. O(1) (the heap entry is dropped lazily).
+  bool Cancel(TimerId id);
+  size_t pending_timers() const { return timers_.size(); }
+
+  // Runs `task` at the end of the current iteration, after all I/O, timers
+  // and tasks (or at the end of the next iteration when called outside one).
+  // Work deferred from deferred work runs in the same phase.
+  void Defer(Task task);
+
+  // The monotonic time, read once per iteration (after epoll_wait).
+  Clock::time_point Now() const { return now_; }
+
+ private:
+  struct Watcher {
+    int fd;
+    uint32_t events;
+    bool active;
+    IoHandler handler;
+  };
+  struct TimerEntry {
+    Clock::time_point deadline;
+    TimerId id;  // also the tie-breaker: lower ids were added first
+  };
+  struct TimerLater {
+    bool operator()(const TimerEntry& a, const TimerEntry& b) const {
+      return a.deadline != b.deadline ? a.deadline > b.deadline : a.id > b.id;
+    }
+  };
+
+  EventLoop(int epoll_fd, int wake_fd);
+  void BindToCurrentThread();
+  void Wake();
+  void DrainWakeFd();
+  // epoll_wait timeout in milliseconds for a sleep of at most `max_wait`.
+  int ComputeTimeoutMs(absl::Duration max_wait);
+  int RunTimers();
+  int RunPostedTasks();
+  int RunDeferred();
+  void DropCancelledTop();
+  void CompactTimerHeap();
+
+  const int epoll_fd_;
+  const int wake_fd_;
+  std::atomic<std::thread::id> owner_;
+  std::atomic<bool> stop_requested_{false};
+
+  // Loop-thread state.
+  Clock::time_point now_;
+  bool in_iteration_ = false;
+  absl::flat_hash_map<int, std::unique_ptr<Watcher>> watchers_;
+  std::unique_ptr<Watcher> wake_watcher_;
+  std::vector<std::unique_ptr<Watcher>> retired_watchers_;
+  std::vector<struct epoll_event> events_;
+  std::vector<TimerEntry> timer_heap_;
+  absl::flat_hash_map<TimerId, Task> timers_;
+  TimerId next_timer_id_ = 1;
+  std::vector<Task> deferred_;
+  std::vector<Task> running_tasks_;  // reused buffer for the swap
+
+  // Written by any thread.
+  absl::Mutex mu_;
+  std::vector<Task> posted_ ABSL_GUARDED_BY(mu_);
+};
+
+// One EventLoop running on its own thread. The loop is created on that thread
+// and runs until the EventLoopThread is destroyed (Stop + join). Its loop() is
+// reachable from any thread, but (as for any loop) only Post/RunInLoop/Stop
+// may be called on it from other threads.
+class EventLoopThread {
+ public:
+  // Starts the thread and waits until its loop exists. `name` is the thread
+  // name (at most 15 characters are kept); `cpu` >= 0 pins the thread to that
+  // CPU.
+  static absl::StatusOr<std::unique_ptr<EventLoopThread>> Start(
+      const std::string& name, int cpu = -1);
+  ~EventLoopThread();
+
+  EventLoopThread(const EventLoopThread&) = delete;
+  EventLoopThread& operator=(const EventLoopThread&) = delete;
+
+  EventLoop* loop() const { return loop_.get(); }
+
+ private:
+  EventLoopThread() = default;
+
+  std::unique_ptr<EventLoop> loop_;
+  std::thread thread_;
+};
+
+// N loops on N threads (one per core by default), with round-robin choice of
+// a loop for each new connection. Create/destroy from one thread; Next(),
+// loop(i) and size() from any thread.
+class EventLoopGroup {
+ public:
+  struct Options {
+    // 0: one per available core (std::thread::hardware_concurrency()).
+    int num_threads = 0;
+    // Pin thread i to CPU i (modulo the number of CPUs).
+    bool pin_threads = false;
+    std::string name_prefix = "h2-loop-";
+  };
+
+  static absl::StatusOr<std::unique_ptr<EventLoopGroup>> Create(
+      const Options& options);
+  // Stops and joins every thread.
+  ~EventLoopGroup() = default;
+
+  size_t size() const { return threads_.size(); }
+  EventLoop* loop(size_t i) const { return threads_[i]->loop(); }
+  // The next loop in round-robin order. Lock-free.
+  EventLoop* Next();
+
+ private:
+  EventLoopGroup() = default;
+
+  std::vector<std::unique_ptr<EventLoopThread>> threads_;
+  std::atomic<size_t> next_{0};
+};
+
+}  // namespace transport
+
+#endif  // TRANSPORT_EVENT_LOOP_H_

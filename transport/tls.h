@@ -1,0 +1,215 @@
+// TLS for HTTP/2 through OpenSSL: TlsContext (configuration, shared) and
+// TlsSession (one connection's TLS state, sans-IO).
+//
+// Policy, the same for both roles (RFC 9113 section 9.2):
+//   * TLS 1.2 minimum, 1.3 preferred; TLS 1.2 only with ephemeral key
+//     exchange and AEAD ciphers (ECDHE + AES-GCM or ChaCha20-Poly1305);
+//     compression and renegotiation off.
+//   * ALPN offers and selects only "h2". A server refuses a client that
+//     offers ALPN without "h2" (fatal no_application_protocol alert); a
+//     session whose handshake ends without "h2" negotiated fails the
+//     handshake with kFailedPrecondition, whichever side lacked it.
+//   * A client verifies the server's chain and its name (DNS name or IP
+//     literal) by default; `server_name_override` checks (and sends as SNI) a
+//     different name than the one dialled, like gRPC's
+//     ssl_target_name_override. A server can require client certificates.
+//   * No session resumption yet: servers issue no tickets and keep no cache.
+//
+// TlsSession is sans-IO: no sockets, no loop. Ciphertext from the network
+// goes in (InputSpace/CommitInput or FeedCiphertext), ciphertext for the
+// network comes out (PendingOutput/ConsumeOutput), plaintext moves through
+// Read/Write. Both directions are fixed-size buffers inside a BIO pair, so a
+// session's memory is bounded and the socket layer can read into and write
+// from them without a copy. tls_endpoint.h drives a session over an
+// Endpoint; tests drive two sessions against each other in memory.
+//
+// Threading: a TlsContext is immutable after creation and may be shared by
+// sessions on every thread. A TlsSession belongs to one thread (its loop's).
+//
+// Errors (absl::Status): kUnauthenticated for certificate problems (chain
+// not trusted, name mismatch, missing client certificate, a peer's
+// certificate alert); kFailedPrecondition when ALPN h2 was not agreed;
+// kInvalidArgument for bad configuration (PEM that does not parse, a key that
+// does not match); kUnavailable for every other handshake or record failure.
+// The message carries OpenSSL's reasons. After an error a session is dead
+// (every call returns it), but PendingOutput may still hold an alert to send.
+
+#ifndef TRANSPORT_TLS_H_
+#define TRANSPORT_TLS_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "transport/endpoint.h"
+
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct ssl_st SSL;
+typedef struct bio_st BIO;
+typedef struct x509_st X509;
+
+namespace transport {
+
+enum class TlsVersion { kTls12, kTls13 };
+
+struct TlsServerOptions {
+  // PEM: the leaf certificate first, then intermediates.
+  std::string certificate_chain_pem;
+  std::string private_key_pem;
+  // Non-empty: ask clients for a certificate and verify it against these
+  // roots (PEM, one or more certificates).
+  std::string client_ca_pem;
+  // With client_ca_pem: refuse clients without a certificate (mTLS).
+  bool require_client_certificate = false;
+  TlsVersion min_version = TlsVersion::kTls12;
+  TlsVersion max_version = TlsVersion::kTls13;
+};
+
+struct TlsClientOptions {
+  // Trusted roots (PEM). Empty: the system's default trust store.
+  std::string root_certificates_pem;
+  // false: accept any server certificate and name. For tests and debugging
+  // only; ALPN h2 is still required.
+  bool verify_peer = true;
+  // Verify the server as this name (and send it as SNI) instead of the name
+  // given to TlsSession::CreateClient.
+  std::string server_name_override;
+  // Optional client certificate for mTLS (PEM chain and key).
+  std::string certificate_chain_pem;
+  std::string private_key_pem;
+  TlsVersion min_version = TlsVersion::kTls12;
+  TlsVersion max_version = TlsVersion::kTls13;
+};
+
+// Reads a whole (PEM) file. Errors: the errno of open/read, with the path.
+absl::StatusOr<std::string> ReadPemFile(const std::string& path);
+
+class TlsContext {
+ public:
+  static absl::StatusOr<std::shared_ptr<const TlsContext>> CreateServer(
+      const TlsServerOptions& options);
+  static absl::StatusOr<std::shared_ptr<const TlsContext>> CreateClient(
+      const TlsClientOptions& options);
+  ~TlsContext();
+
+  TlsContext(const TlsContext&) = delete;
+  TlsContext& operator=(const TlsContext&) = delete;
+
+  bool is_server() const { return is_server_; }
+  bool verify_peer() const { return verify_peer_; }
+  const std::string& server_name_override() const {
+    return server_name_override_;
+  }
+  // The OpenSSL context, for inspection; changing it voids the policy.
+  SSL_CTX* native_handle() const { return ctx_; }
+
+ private:
+  TlsContext(SSL_CTX* ctx, bool is_server) : ctx_(ctx), is_server_(is_server) {}
+
+  SSL_CTX* const ctx_;
+  const bool is_server_;
+  bool verify_peer_ = true;
+  std::string server_name_override_;
+};
+
+class TlsSession {
+ public:
+  // Ciphertext buffered inside the session (the BIO pair), per direction:
+  // bounded memory, and room for several records per write to the socket.
+  static constexpr size_t kInputBufferSize = 32 * 1024;
+  static constexpr size_t kOutputBufferSize = 64 * 1024;
+
+  static absl::StatusOr<std::unique_ptr<TlsSession>> CreateServer(
+      std::shared_ptr<const TlsContext> context);
+  // `server_name`: the DNS name or IP literal to verify (and, for a DNS name,
+  // to send as SNI); the context's server_name_override wins. Errors:
+  // kInvalidArgument when verification is on and there is no name.
+  static absl::StatusOr<std::unique_ptr<TlsSession>> CreateClient(
+      std::shared_ptr<const TlsContext> context, absl::string_view server_name);
+  ~TlsSession();
+
+  TlsSession(const TlsSession&) = delete;
+  TlsSession& operator=(const TlsSession&) = delete;
+
+  // ---- Ciphertext from the peer ----
+  // Where the next received bytes go (contiguous; empty when the input
+  // buffer is full: run Read/Handshake first). Then CommitInput(n).
+  absl::Span<char> InputSpace();
+  void CommitInput(size_t n);
+  // Copies as much of `data` as fits; returns the count.
+  size_t FeedCiphertext(absl::string_view data);
+
+  // ---- Ciphertext for the peer ----
+  // After every call below, send this: handshake messages, records, alerts.
+  // A contiguous prefix of what is pending (call again after consuming).
+  absl::string_view PendingOutput();
+  void ConsumeOutput(size_t n);
+  size_t pending_output_size() const;
+  // Moves everything pending to `out` (tests, simple drivers).
+  void DrainOutput(std::string* out);
+
+  // ---- Handshake and records ----
+  // Advances the handshake: kOk when it is complete and "h2" was agreed;
+  // kWouldBlock when it needs more input (or room in the output buffer:
+  // send PendingOutput first); kError.
+  IoResult Handshake();
+  // Decrypts into `buffer`: kOk; kWouldBlock (needs input); kEof (the peer
+  // sent close_notify); kError. Runs the handshake first if needed.
+  IoResult Read(absl::Span<char> buffer);
+  // Encrypts as much of `data` as the output buffer takes; kOk with the
+  // count (fewer than offered: send PendingOutput, then call again). Small
+  // buffers are gathered into full records. Before the handshake completes:
+  // kOk with 0 after driving it, or its error.
+  IoResult Write(absl::Span<const absl::string_view> data);
+  // Queues close_notify (send PendingOutput after). Later writes fail.
+  void Shutdown();
+
+  // ---- After the handshake ----
+  bool handshake_complete() const { return handshake_complete_; }
+  bool is_server() const { return is_server_; }
+  // "h2", or empty before the handshake.
+  absl::string_view alpn_protocol() const;
+  // "TLSv1.3", "TLSv1.2".
+  std::string version_name() const;
+  // TLS1_2_VERSION / TLS1_3_VERSION (0x0303 / 0x0304).
+  int version() const;
+  std::string cipher_name() const;
+  // The verified peer certificate (borrowed; null when the peer sent none).
+  X509* peer_certificate() const;
+  // PEM of the peer certificate, empty when none.
+  std::string PeerCertificatePem() const;
+  // The peer certificate's subject, e.g. "CN=localhost"; empty when none.
+  std::string PeerSubject() const;
+
+  SSL* native_handle() const { return ssl_; }
+
+ private:
+  TlsSession(std::shared_ptr<const TlsContext> context, SSL* ssl,
+             BIO* network_bio, bool is_server);
+  // Maps the result of an SSL_* call; sets the sticky error on failure.
+  IoResult MapResult(int ret, absl::string_view what);
+  IoResult Fail(absl::Status status);
+  // Retries a record OpenSSL could not finish (SSL_ERROR_WANT_WRITE).
+  IoResult FinishRetryWrite();
+
+  std::shared_ptr<const TlsContext> context_;
+  SSL* ssl_;
+  BIO* network_bio_;  // our half of the pair; SSL owns the other
+  const bool is_server_;
+  bool handshake_complete_ = false;
+  bool shutdown_sent_ = false;
+  absl::Status error_;
+  // A record SSL_write started but could not finish for lack of output room:
+  // OpenSSL wants the same bytes again.
+  std::string retry_write_;
+  // Gathers small plaintext buffers into one record.
+  std::string stage_;
+};
+
+}  // namespace transport
+
+#endif  // TRANSPORT_TLS_H_
