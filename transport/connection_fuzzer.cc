@@ -1,0 +1,160 @@
+// libFuzzer target: a Connection fed arbitrary bytes after a valid preface.
+//
+// Input: octet 0 picks the setup (bit 0: client role, else server; bit 1: the
+// application answers every request / sends a request body; bit 2: a slow
+// reader that consumes only every fourth piece; bit 3: small windows and
+// limits; bit 4: the output is drained only every fourth piece), octets 1-4
+// seed the split points, the rest is what the peer sends after its preface
+// and SETTINGS. Checks, besides the sanitizers: memory stays within the
+// configured bounds (received-not-consumed octets within the connection
+// window, output near the high-water mark plus bounded replies).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hpack/header_list.h"
+#include "transport/connection.h"
+#include "transport/frame.h"
+#include "transport/frame_writer.h"
+#include "transport/slice.h"
+
+namespace {
+
+using transport::Connection;
+using transport::Http2ErrorCode;
+
+class FuzzListener : public transport::ConnectionListener {
+ public:
+  Connection* conn = nullptr;
+  bool respond = false;
+  bool slow = false;
+  size_t held = 0;
+  std::vector<std::pair<uint32_t, size_t>> unconsumed;
+
+  void Answer(uint32_t id) {
+    if (!respond || conn->role() != transport::Role::kServer) return;
+    const hpack::HeaderField status[] = {{":status", "200", false}};
+    if (!conn->SubmitHeaders(id, status, false).ok()) return;
+    transport::SliceBuffer body;
+    body.Append(std::string(100 + id % 5000, 'r'));
+    (void)conn->SubmitData(id, std::move(body), false);
+    const hpack::HeaderField trailers[] = {{"grpc-status", "0", false}};
+    (void)conn->SubmitTrailers(id, trailers);
+  }
+  void ConsumeHeld() {
+    for (const auto& [id, n] : unconsumed) conn->ConsumeData(id, n);
+    unconsumed.clear();
+    held = 0;
+  }
+
+  void OnHeaders(uint32_t id, const hpack::HeaderList&, bool end) override {
+    if (end) Answer(id);
+  }
+  void OnTrailers(uint32_t id, const hpack::HeaderList&) override {
+    Answer(id);
+  }
+  void OnData(uint32_t id, transport::Slice data) override {
+    if (slow) {
+      unconsumed.emplace_back(id, data.size());
+      held += data.size();
+    } else {
+      conn->ConsumeData(id, data.size());
+    }
+  }
+  void OnEndStream(uint32_t id) override { Answer(id); }
+  void OnStreamReset(uint32_t id, Http2ErrorCode, bool) override {
+    if (id % 7 == 0) conn->ResetStream(id + 2, Http2ErrorCode::kCancel);
+  }
+  void OnStreamClosed(uint32_t) override {}
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 5) return 0;
+  const uint8_t mode = data[0];
+  transport::ConnectionOptions options;
+  options.role =
+      (mode & 1) != 0 ? transport::Role::kClient : transport::Role::kServer;
+  if ((mode & 8) != 0) {
+    options.local_settings.initial_window_size = 1000;
+    options.connection_window = 3000;
+    options.local_settings.max_concurrent_streams = 3;
+    options.local_settings.max_header_list_size = 2000;
+    options.max_header_block_bytes = 4000;
+    options.max_continuation_frames = 4;
+    options.output_high_water = 2000;
+    options.max_queued_replies = 20;
+    options.stream_resets = {20, 10};
+    options.pings = {10, 10};
+  }
+  FuzzListener listener;
+  listener.respond = (mode & 2) != 0;
+  listener.slow = (mode & 4) != 0;
+  const bool lazy_output = (mode & 16) != 0;
+  Connection conn(options, &listener, 0);
+  listener.conn = &conn;
+
+  // The peer's valid preface.
+  transport::SliceBuffer preface;
+  if (options.role == transport::Role::kServer) {
+    preface.Append(transport::kClientPreface);
+  }
+  transport::WriteSettings({}, &preface);
+  transport::WriteSettingsAck(&preface);
+  conn.Receive(preface, 0);
+  if (options.role == transport::Role::kClient) {
+    const hpack::HeaderField request[] = {{":method", "POST", false},
+                                          {":scheme", "http", false},
+                                          {":path", "/", false}};
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<uint32_t> id = conn.SubmitRequest(request, false);
+      if (id.ok() && listener.respond) {
+        transport::SliceBuffer body;
+        body.Append(std::string(3000, 'q'));
+        (void)conn.SubmitData(*id, std::move(body), true);
+      }
+    }
+  }
+
+  const uint32_t seed = (uint32_t{data[1]} << 24) | (uint32_t{data[2]} << 16) |
+                        (uint32_t{data[3]} << 8) | data[4];
+  const transport::Slice bytes = transport::Slice::Copy(data + 5, size - 5);
+  std::mt19937 rng(seed);
+  std::vector<size_t> splits(1 + rng() % 8);
+  for (size_t& s : splits) s = rng() % (bytes.size() + 1);
+  std::sort(splits.begin(), splits.end());
+  splits.push_back(bytes.size());
+
+  int64_t now = 0;
+  size_t at = 0;
+  int piece = 0;
+  const uint32_t window = std::max<uint32_t>(options.connection_window, 65535);
+  for (const size_t end : splits) {
+    now += 1000 * 1000;  // 1 ms per piece.
+    conn.Receive(bytes.Sub(at, end - at), now);
+    at = end;
+    ++piece;
+    if (conn.unconsumed_receive_bytes() > window) {
+      std::fprintf(stderr, "unconsumed %zu > window %u\n",
+                   conn.unconsumed_receive_bytes(), window);
+      std::abort();
+    }
+    if (listener.slow && piece % 4 == 0) listener.ConsumeHeld();
+    if (!lazy_output || piece % 4 == 0) {
+      conn.ConsumeOutput(conn.output().size());
+    } else if (conn.output().size() > options.output_high_water + (1 << 20)) {
+      std::fprintf(stderr, "output %zu unbounded\n", conn.output().size());
+      std::abort();
+    }
+    if (conn.NextDeadline() <= now) conn.OnTimer(now);
+  }
+  if (piece % 3 == 0) conn.GracefulShutdown(now);
+  conn.OnTimer(now + int64_t{60} * 1000 * 1000 * 1000);
+  conn.ConsumeOutput(conn.output().size());
+  return 0;
+}
