@@ -77,7 +77,7 @@ DecodeError Decoder::DecodeString(const uint8_t** p, const uint8_t* end,
     *len = 0;
   } else if (!huffman) {
     char* base = list->EnsureArena(pos, n);
-    std::memcpy(base + pos, *p, n);
+    HeaderList::CopyBytes(base + pos, reinterpret_cast<const char*>(*p), n);
     *len = n;
   } else {
     char* base = list->EnsureArena(pos, HuffmanMaxDecodedLength(n));
@@ -207,11 +207,9 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
       // name comes from may be evicted by the insertion (RFC 7541 section 4.4).
       // Not needed at all for a field that is neither kept nor indexed.
       if (indexing || !over_limit) {
-        if (!name.empty()) {
-          char* base = list->EnsureArena(start, name.size());
-          std::memcpy(base + start, name.data(), name.size());
-          name_len = name.size();
-        }
+        char* base = list->EnsureArena(start, name.size());
+        HeaderList::CopyBytes(base + start, name.data(), name.size());
+        name_len = name.size();
       }
     }
     size_t value_len;

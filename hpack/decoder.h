@@ -77,11 +77,11 @@ class Decoder {
   //
   // Returns kOk, or:
   //  * a stream error (IsStreamError): kInvalidFieldName / kInvalidFieldValue
-  //  (the first
-  //    invalid field in block order; *list still holds every field, for
-  //    logging), or kHeaderListTooLarge (*list holds the fields that fit before
-  //    the limit). Whichever happened first is reported. The decoder remains
-  //    usable.
+  //    (the first invalid field in block order), or kHeaderListTooLarge.
+  //    Whichever happened first is reported. *list holds, for logging, the
+  //    fields before the first one that would exceed max_header_list_size()
+  //    (invalid ones included): every field only if the limit was not reached.
+  //    The decoder remains usable.
   //  * a connection error (IsConnectionError): the block is corrupt or breaks
   //  RFC 7541;
   //    *list holds the fields before the error. The error is sticky: this and

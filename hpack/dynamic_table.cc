@@ -50,6 +50,7 @@ void DynamicTable::Allocate(uint32_t capacity) {
   tail_ = tail;
   first_ = 0;
   capacity_ = capacity;
+  ++version_;
   if (lookup_) {
     by_name_.Reset(capacity / kEntryOverhead);
     by_field_.Reset(capacity / kEntryOverhead);
@@ -69,6 +70,7 @@ void DynamicTable::Reserve(uint32_t capacity) {
 void DynamicTable::SetMaxSize(uint32_t max_size) {
   Reserve(max_size);
   max_size_ = max_size;
+  ++version_;
   while (size_ > max_size_) EvictOldest();
 }
 
@@ -82,6 +84,7 @@ void DynamicTable::EvictOldest() {
   }
   first_ = (first_ + 1) & record_mask_;
   --count_;
+  ++version_;
 }
 
 void DynamicTable::EvictAll() {
@@ -129,6 +132,7 @@ bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
   r.value_len = static_cast<uint32_t>(value.size());
   r.flags = flags;
   ++count_;
+  ++version_;
   size_ += entry_size;
   const uint32_t id = next_id_++;
   if (lookup_) {

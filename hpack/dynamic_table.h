@@ -61,6 +61,9 @@ class DynamicTable {
   size_t num_entries() const { return count_; }
   // The largest max size that needs no reallocation.
   uint32_t capacity() const { return capacity_; }
+  // Changes on every insertion, eviction, size change or reallocation: equal
+  // values mean every position, entry and lookup answer is unchanged.
+  uint64_t version() const { return version_; }
 
   // Sets the maximum size (a dynamic table size update), evicting the oldest
   // entries until size() <= max_size. A max_size above capacity() reallocates
@@ -154,6 +157,7 @@ class DynamicTable {
 
   uint32_t max_size_ = 0;
   uint32_t size_ = 0;
+  uint64_t version_ = 0;
   uint32_t capacity_ = 0;
   bool lookup_ = false;
 

@@ -12,6 +12,7 @@ namespace hpack {
 namespace {
 
 constexpr size_t kFirstDynamicIndex = StaticTable::kSize + 1;  // 62
+static_assert(kFirstDynamicIndex == 62, "Encoder::kFirstDynamicIndex");
 // Cookies shorter than this are sent never-indexed (RFC 7541 section 7.1.3).
 constexpr size_t kMinIndexedCookieLength = 20;
 // Worst case of a field's representation beyond its name and value octets: the
@@ -28,7 +29,8 @@ Encoder::Encoder(const Options& options)
     : table_(std::min(options.max_table_size, DynamicTable::kDefaultMaxSize),
              /*enable_lookup=*/true),
       max_table_size_(options.max_table_size),
-      use_huffman_(options.use_huffman) {
+      use_huffman_(options.use_huffman),
+      cache_answers_(options.cache_answers) {
   table_.Reserve(max_table_size_);
   // The peer's decoder starts at 4096; if we use less, the first block says so.
   if (max_table_size_ < DynamicTable::kDefaultMaxSize) {
@@ -61,6 +63,8 @@ void Encoder::EmitSizeUpdate(uint32_t size) {
 
 void Encoder::BeginBlock() {
   pos_ = 0;
+  field_pos_ = 0;
+  block_start_version_ = table_.version();
   if (!update_pending_) return;
   update_pending_ = false;
   EnsureRoom(kSizeUpdatesBound);
@@ -77,11 +81,16 @@ std::string_view Encoder::EncodeBlock(const HeaderField* fields, size_t count) {
   return EndBlock();
 }
 
-void Encoder::EncodeField(const HeaderField& field) {
+void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
   const std::string_view name = field.name;
   const std::string_view value = field.value;
-  EnsureRoom(name.size() + value.size() + kFieldOverheadBound);
+  // The slack lets the last string's Huffman coder store past its bound.
+  EnsureRoom(name.size() + value.size() + kFieldOverheadBound +
+             kHuffmanEncodeSlack);
   uint8_t* const out = buf_.get() + pos_;
+  // The answer cache (encoder.h) missed: this field's answer is recomputed.
+  const bool cacheable = cache_answers_ && field_pos < kCachedFields;
+  if (cacheable) answers_[field_pos] = 0;
 
   const uint64_t name_hash = HashString(name);
   // The newest dynamic entry with this name. When its value is equal too, it is
@@ -92,6 +101,9 @@ void Encoder::EncodeField(const HeaderField& field) {
   const long by_name = table_.FindName(name_hash, name);
   if (by_name >= 0 && !field.sensitive &&
       BytesEqual(table_.value(by_name), value)) {
+    if (cacheable && static_cast<size_t>(by_name) < kCachedMaxPosition) {
+      answers_[field_pos] = static_cast<uint16_t>(by_name + 1);
+    }
     pos_ += EncodeVarint(kFirstDynamicIndex + static_cast<size_t>(by_name), 7,
                          0x80, out);
     return;
@@ -119,8 +131,8 @@ void Encoder::EncodeField(const HeaderField& field) {
     }
   }
   const uint64_t field_hash = HashField(name_hash, HashString(value));
-  if (by_name >=
-      0) {  // Some entry has the name: an older one may have the value.
+  // Some entry has the name: an older one may have the value.
+  if (by_name >= 0) {
     const long dynamic = table_.FindField(field_hash, name, value);
     if (dynamic >= 0) {
       pos_ += EncodeVarint(kFirstDynamicIndex + static_cast<size_t>(dynamic), 7,
@@ -155,7 +167,8 @@ uint8_t* Encoder::EncodeString(std::string_view s, uint8_t* out) const {
   // shorter.
   const size_t raw_prefix = VarintLength(n, 7);
   if (use_huffman_ && n > 1) {
-    const size_t h = HuffmanEncodeBounded(s, out + raw_prefix, n - 1);
+    // EnsureRoom keeps kHuffmanEncodeSlack octets past every field's bound.
+    const size_t h = HuffmanEncodeBoundedWithSlack(s, out + raw_prefix, n - 1);
     if (h != 0) {
       const size_t prefix = VarintLength(h, 7);
       if (prefix != raw_prefix) std::memmove(out + prefix, out + raw_prefix, h);

@@ -60,6 +60,7 @@
 
 #include "hpack/dynamic_table.h"
 #include "hpack/header_list.h"
+#include "hpack/string_hash.h"
 
 namespace hpack {
 
@@ -72,6 +73,9 @@ class Encoder {
     uint32_t max_table_size = DynamicTable::kDefaultMaxSize;
     // False: never Huffman-code (for tests and comparisons).
     bool use_huffman = true;
+    // False: always take the general lookup path (tests hold the answer
+    // cache equal to it).
+    bool cache_answers = true;
   };
 
   Encoder();
@@ -126,8 +130,29 @@ class Encoder {
 
  private:
   void BeginBlock();
-  void EncodeField(const HeaderField& field);
+  // The answer cache's hit (one octet, inline), else EncodeFieldGeneral.
+  void EncodeField(const HeaderField& field) {
+    const size_t field_pos = field_pos_++;
+    if (field_pos < kCachedFields && answers_[field_pos] != 0 &&
+        answers_version_ == table_.version() && !field.sensitive &&
+        capacity_ != pos_) {
+      const size_t i = answers_[field_pos] - 1u;
+      if (BytesEqual(table_.name(i), field.name) &&
+          BytesEqual(table_.value(i), field.value)) {
+        // i < kCachedMaxPosition: index 62 + i fits the 7-bit prefix.
+        buf_[pos_++] = static_cast<uint8_t>(0x80 | (kFirstDynamicIndex + i));
+        return;
+      }
+    }
+    EncodeFieldGeneral(field, field_pos);
+  }
+  void EncodeFieldGeneral(const HeaderField& field, size_t field_pos);
   std::string_view EndBlock() {
+    // Answers recorded while the table changed are stale: drop them all.
+    answers_version_ =
+        cache_answers_ && table_.version() == block_start_version_
+            ? block_start_version_
+            : ~uint64_t{0};
     return std::string_view(reinterpret_cast<const char*>(buf_.get()), pos_);
   }
   void EmitSizeUpdate(uint32_t size);
@@ -144,6 +169,27 @@ class Encoder {
   DynamicTable table_;
   uint32_t max_table_size_;
   bool use_huffman_;
+  bool cache_answers_;
+
+  // The answer cache: a cache of EncodeField's first answer ("the newest
+  // entry with this name has this value: index it"), by field position in
+  // the block. answers_[i] is that entry's position + 1 for the previous
+  // block's field i (0: no such answer). It is used only while the table is
+  // unchanged since it was filled (answers_version_ == table_.version(), and
+  // the block that filled it changed nothing), so the general path would
+  // find the same entry: a field whose bytes equal that entry's and which is
+  // not sensitive gets the same index without hashing or probing.
+  static constexpr size_t kCachedFields = 64;
+  // HPACK index of dynamic position 0 (static table size + 1).
+  static constexpr size_t kFirstDynamicIndex = 62;
+  // Only answers that are one-octet indexes (62 + position < 127) are kept.
+  static constexpr size_t kCachedMaxPosition = 127 - kFirstDynamicIndex;
+  uint16_t answers_[kCachedFields] = {};
+  // Never equal to table_.version() while the cache is off (cache_answers
+  // false) or invalid.
+  uint64_t answers_version_ = ~uint64_t{0};
+  uint64_t block_start_version_ = 0;
+  size_t field_pos_ = 0;  // Position of the next field in the block.
 
   // Table size the peer's decoder currently has (as last signaled, or the
   // initial 4096).

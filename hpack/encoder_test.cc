@@ -346,4 +346,67 @@ TEST(EncoderTest, RandomRoundTrip) {
 }
 
 }  // namespace
+// The answer cache is a cache of the general lookup path: with it on and off,
+// random sequences of blocks (repeats at the same and at shifted positions,
+// sensitive repeats, evictions, table size changes) encode byte for byte the
+// same, and decode back to the input.
+TEST(EncoderTest, AnswerCacheEqualsTheGeneralPath) {
+  std::mt19937 rng(3);
+  const std::vector<std::string> names = {
+      "a", "x-b", ":path", "cookie", "user-agent", "x-long-name-0123456"};
+  for (int run = 0; run < 200; ++run) {
+    Encoder::Options on_options;
+    on_options.max_table_size = 1 + rng() % 600;
+    Encoder::Options off_options = on_options;
+    off_options.cache_answers = false;
+    Encoder on(on_options);
+    Encoder off(off_options);
+    Decoder decoder;
+    std::vector<std::string> storage;
+    std::vector<HeaderField> block;
+    for (int b = 0; b < 30; ++b) {
+      // Mostly the previous block again, with a few fields changed, moved or
+      // marked sensitive.
+      if (block.empty() || rng() % 4 == 0) {
+        storage.clear();
+        block.clear();
+        const size_t n = 1 + rng() % 12;
+        storage.reserve(2 * n);
+        for (size_t k = 0; k < n; ++k) {
+          storage.push_back(names[rng() % names.size()]);
+          storage.push_back(std::string(rng() % 40, 'a' + rng() % 3));
+          block.push_back(
+              {storage[storage.size() - 2], storage.back(), rng() % 10 == 0});
+        }
+      } else {
+        const int change = static_cast<int>(rng() % 4);
+        if (change == 1) {
+          std::swap(block[rng() % block.size()], block[rng() % block.size()]);
+        } else if (change == 2) {
+          HeaderField& f = block[rng() % block.size()];
+          f.sensitive = !f.sensitive;
+        } else if (change == 3 && block.size() > 1) {
+          block.erase(block.begin());
+        }
+      }
+      if (rng() % 15 == 0) {
+        const uint32_t size = rng() % 700;
+        on.SetPeerMaxTableSize(size);
+        off.SetPeerMaxTableSize(size);
+      }
+      const std::string a(on.EncodeBlock(block.data(), block.size()));
+      const std::string c(off.EncodeBlock(block.data(), block.size()));
+      ASSERT_EQ(testing::BytesToHex(a), testing::BytesToHex(c))
+          << "run " << run << " block " << b;
+      HeaderList list;
+      ASSERT_EQ(decoder.Decode(a, &list), DecodeError::kOk);
+      ASSERT_EQ(list.size(), block.size());
+      for (size_t k = 0; k < block.size(); ++k) {
+        ASSERT_EQ(list[k].name, block[k].name);
+        ASSERT_EQ(list[k].value, block[k].value);
+      }
+    }
+  }
+}
+
 }  // namespace hpack

@@ -18,7 +18,9 @@
 #ifndef HPACK_FIELD_VALIDATION_H_
 #define HPACK_FIELD_VALIDATION_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -87,10 +89,42 @@ inline constexpr CharTable kCharTable = BuildCharTable();
 
 inline uint8_t AccumulateFlags(const char* p, size_t n) {
   uint8_t acc = 0;
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     acc |= kCharTable.flags[static_cast<uint8_t>(p[i])];
+  }
   return acc;
 }
+
+// The definition of a valid value, straight from the table: one lookup per
+// octet. IsValidFieldValue is a faster route to the same answer (the tests
+// hold them equal on every octet at every position of many lengths).
+inline bool IsValidFieldValueByTable(std::string_view value) {
+  if (value.empty()) return true;
+  const uint8_t body = AccumulateFlags(value.data(), value.size());
+  const uint8_t edges = kCharTable.flags[static_cast<uint8_t>(value.front())] |
+                        kCharTable.flags[static_cast<uint8_t>(value.back())];
+  return ((body & kNotValueChar) | (edges & kEdgeSpace)) == 0;
+}
+
+inline constexpr uint64_t kOnes = 0x0101010101010101ull;
+inline constexpr uint64_t kHighBits = 0x8080808080808080ull;
+
+inline uint64_t LoadWord(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, sizeof(w));
+  return w;
+}
+
+// Nonzero iff some octet of `w` is NUL, CR or LF: the kNotValueChar octets,
+// 8 at a time. (x - kOnes) & ~x & kHighBits is nonzero iff some octet of x is
+// 0 (the lowest zero octet always sets its bit 7; borrows only add false bits
+// above it, which do not change "any").
+inline uint64_t NotValueOctets(uint64_t w) {
+  const uint64_t cr = w ^ ('\r' * kOnes);
+  const uint64_t lf = w ^ ('\n' * kOnes);
+  return ((w - kOnes) & ~w) | ((cr - kOnes) & ~cr) | ((lf - kOnes) & ~lf);
+}
+static_assert(kNotValueChar == 2, "NotValueOctets tests exactly NUL, CR, LF");
 
 }  // namespace field_validation_internal
 
@@ -106,14 +140,31 @@ inline bool IsValidFieldName(std::string_view name) {
 
 // True if `value` is a valid HTTP/2 field value (see above). The empty value is
 // valid.
+// Values are checked 8 octets per step (overlapping words at the end), names
+// (short) one table lookup per octet.
 inline bool IsValidFieldValue(std::string_view value) {
   namespace fv = field_validation_internal;
-  if (value.empty()) return true;
-  const uint8_t body = fv::AccumulateFlags(value.data(), value.size());
-  const uint8_t edges =
-      fv::kCharTable.flags[static_cast<uint8_t>(value.front())] |
-      fv::kCharTable.flags[static_cast<uint8_t>(value.back())];
-  return ((body & fv::kNotValueChar) | (edges & fv::kEdgeSpace)) == 0;
+  const char* p = value.data();
+  const size_t n = value.size();
+  if (n < 4) return fv::IsValidFieldValueByTable(value);
+  uint64_t bad;
+  if (n < 8) {
+    // Two overlapping 4-octet loads cover the n octets.
+    uint32_t a;
+    uint32_t b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    bad = fv::NotValueOctets(uint64_t{a} | (uint64_t{b} << 32));
+  } else {
+    bad = 0;
+    size_t i = 0;
+    for (; i + 8 < n; i += 8) bad |= fv::NotValueOctets(fv::LoadWord(p + i));
+    // The last 8 octets (overlapping the loop's when n is not a multiple of 8).
+    bad |= fv::NotValueOctets(fv::LoadWord(p + n - 8));
+  }
+  const uint8_t edges = fv::kCharTable.flags[static_cast<uint8_t>(p[0])] |
+                        fv::kCharTable.flags[static_cast<uint8_t>(p[n - 1])];
+  return ((bad & fv::kHighBits) | (edges & fv::kEdgeSpace)) == 0;
 }
 
 // kFieldValid, or the FieldValidity bits of the parts that are invalid.

@@ -87,6 +87,39 @@ TEST(FieldValidationTest, ValidateFieldReportsEachPart) {
   EXPECT_EQ(ValidateField("A", "b\n"), kFieldNameInvalid | kFieldValueInvalid);
 }
 
+// The word-at-a-time value check against the table (its definition): every
+// octet at every position of every length up to 40, on a valid background.
+TEST(FieldValidationTest, ValueCheckEqualsTheTableForEveryOctetAndPosition) {
+  for (size_t len = 1; len <= 40; ++len) {
+    for (size_t pos = 0; pos < len; ++pos) {
+      for (int c = 0; c < 256; ++c) {
+        std::string v(len, 'x');
+        v[pos] = static_cast<char>(c);
+        ASSERT_EQ(IsValidFieldValue(v),
+                  field_validation_internal::IsValidFieldValueByTable(v))
+            << "len " << len << " pos " << pos << " octet " << c;
+      }
+    }
+  }
+  EXPECT_TRUE(IsValidFieldValue(""));
+  // Two octets varied together (borrows between neighbours in the SWAR test).
+  for (size_t len : {size_t{5}, size_t{8}, size_t{9}, size_t{16}, size_t{17}}) {
+    for (int c = 0; c < 256; ++c) {
+      for (int d :
+           {0x00, 0x01, 0x09, 0x0a, 0x0b, 0x0d, 0x0e, 0x20, 0x7f, 0x80, 0xff}) {
+        for (size_t pos = 0; pos + 1 < len; ++pos) {
+          std::string v(len, 'x');
+          v[pos] = static_cast<char>(c);
+          v[pos + 1] = static_cast<char>(d);
+          ASSERT_EQ(IsValidFieldValue(v),
+                    field_validation_internal::IsValidFieldValueByTable(v))
+              << len << " " << pos << " " << c << " " << d;
+        }
+      }
+    }
+  }
+}
+
 TEST(FieldValidationTest, HasUpperAsciiAtEveryPositionAndOctet) {
   for (size_t len = 1; len <= 19; ++len) {
     for (size_t pos = 0; pos < len; ++pos) {

@@ -11,14 +11,18 @@ HeaderList& HeaderList::operator=(const HeaderList& other) {
   if (other.arena_size_ > 0) {
     std::memcpy(arena_.get(), other.arena_.get(), other.arena_size_);
   }
-  records_ = other.records_;
+  if (other.num_records_ > 0) {
+    std::memcpy(records_.get(), other.records_.get(),
+                other.num_records_ * sizeof(Record));
+  }
+  num_records_ = other.num_records_;
   arena_size_ = other.arena_size_;
   list_size_ = other.list_size_;
   return *this;
 }
 
 void HeaderList::Reserve(size_t fields, size_t bytes) {
-  records_.reserve(fields);
+  if (fields > records_capacity_) ReserveRecords(fields);
   if (bytes > arena_capacity_) GrowArena(arena_size_, bytes);
 }
 
@@ -29,6 +33,15 @@ void HeaderList::GrowArena(size_t used, size_t needed) {
   if (used > 0) std::memcpy(arena.get(), arena_.get(), used);
   arena_ = std::move(arena);
   arena_capacity_ = capacity;
+}
+
+void HeaderList::ReserveRecords(size_t fields) {
+  std::unique_ptr<Record[]> records(new Record[fields]);
+  if (num_records_ > 0) {
+    std::memcpy(records.get(), records_.get(), num_records_ * sizeof(Record));
+  }
+  records_ = std::move(records);
+  records_capacity_ = fields;
 }
 
 bool operator==(const HeaderList& a, const HeaderList& b) {

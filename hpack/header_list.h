@@ -16,7 +16,7 @@
 #include <iterator>
 #include <memory>
 #include <string_view>
-#include <vector>
+#include <utility>
 
 namespace hpack {
 
@@ -39,11 +39,21 @@ class HeaderList {
   HeaderList() = default;
   HeaderList(const HeaderList& other) { *this = other; }
   HeaderList& operator=(const HeaderList& other);
-  HeaderList(HeaderList&&) = default;
-  HeaderList& operator=(HeaderList&&) = default;
+  // A moved-from list is empty, with no storage.
+  HeaderList(HeaderList&& other) noexcept { *this = std::move(other); }
+  HeaderList& operator=(HeaderList&& other) noexcept {
+    arena_ = std::move(other.arena_);
+    arena_size_ = std::exchange(other.arena_size_, 0);
+    arena_capacity_ = std::exchange(other.arena_capacity_, 0);
+    list_size_ = std::exchange(other.list_size_, 0);
+    records_ = std::move(other.records_);
+    num_records_ = std::exchange(other.num_records_, 0);
+    records_capacity_ = std::exchange(other.records_capacity_, 0);
+    return *this;
+  }
 
-  size_t size() const { return records_.size(); }
-  bool empty() const { return records_.empty(); }
+  size_t size() const { return num_records_; }
+  bool empty() const { return num_records_ == 0; }
 
   // Field i, 0 <= i < size() (unchecked).
   HeaderField operator[](size_t i) const {
@@ -59,7 +69,7 @@ class HeaderList {
 
   // Removes every field; keeps the storage.
   void clear() {
-    records_.clear();
+    num_records_ = 0;
     arena_size_ = 0;
     list_size_ = 0;
   }
@@ -70,9 +80,8 @@ class HeaderList {
               bool sensitive = false) {
     const size_t n = name.size() + value.size();
     char* p = EnsureArena(arena_size_, n) + arena_size_;
-    if (!name.empty()) std::memcpy(p, name.data(), name.size());
-    if (!value.empty())
-      std::memcpy(p + name.size(), value.data(), value.size());
+    CopyBytes(p, name.data(), name.size());
+    CopyBytes(p + name.size(), value.data(), value.size());
     AddRecord(arena_size_, name.size(), value.size(), sensitive);
   }
 
@@ -118,11 +127,6 @@ class HeaderList {
   friend class Decoder;
 
   struct Record {
-    Record(size_t offset, size_t name_len, size_t value_len, bool sensitive)
-        : offset(static_cast<uint32_t>(offset)),
-          name_len(static_cast<uint32_t>(name_len)),
-          value_len(static_cast<uint32_t>(value_len)),
-          sensitive(sensitive ? 1u : 0u) {}
     uint32_t offset;
     uint32_t name_len;
     uint32_t value_len;
@@ -134,7 +138,7 @@ class HeaderList {
   void AppendJoined(const char* bytes, size_t name_len, size_t value_len) {
     const size_t n = name_len + value_len;
     char* p = EnsureArena(arena_size_, n) + arena_size_;
-    if (n > 0) std::memcpy(p, bytes, n);
+    CopyBytes(p, bytes, n);
     AddRecord(arena_size_, name_len, value_len, false);
   }
 
@@ -146,14 +150,53 @@ class HeaderList {
     return arena_.get();
   }
   void GrowArena(size_t used, size_t needed);
+  void GrowRecords() { ReserveRecords(2 * records_capacity_ + 16); }
+  void ReserveRecords(size_t fields);
+
+  // Copies n octets, reading exactly [src, src + n) and writing exactly
+  // [dst, dst + n) (no slack needed on either side). Names and many values
+  // are at most 16 octets: those take two overlapping 8-, 4- or 1-octet moves
+  // instead of a call to memcpy. The ranges must not overlap.
+  static void CopyBytes(char* dst, const char* src, size_t n) {
+    if (n > 16) {
+      std::memcpy(dst, src, n);
+    } else if (n >= 8) {
+      uint64_t head;
+      uint64_t tail;
+      std::memcpy(&head, src, 8);
+      std::memcpy(&tail, src + n - 8, 8);
+      std::memcpy(dst, &head, 8);
+      std::memcpy(dst + n - 8, &tail, 8);
+    } else if (n >= 4) {
+      uint32_t head;
+      uint32_t tail;
+      std::memcpy(&head, src, 4);
+      std::memcpy(&tail, src + n - 4, 4);
+      std::memcpy(dst, &head, 4);
+      std::memcpy(dst + n - 4, &tail, 4);
+    } else if (n > 0) {
+      // 1-3 octets: first, middle, last (some coincide).
+      const char a = src[0];
+      const char b = src[n >> 1];
+      const char c = src[n - 1];
+      dst[0] = a;
+      dst[n >> 1] = b;
+      dst[n - 1] = c;
+    }
+  }
   char* arena_data() { return arena_.get(); }
 
   // Records a field whose name starts at arena `offset` and whose value follows
   // it, and makes the arena end after the value.
   void AddRecord(size_t offset, size_t name_len, size_t value_len,
                  bool sensitive) {
-    // Constructed in place: four direct stores, no temporary to copy from.
-    records_.emplace_back(offset, name_len, value_len, sensitive);
+    // One predictable compare, then four stores through a pointer.
+    if (num_records_ == records_capacity_) GrowRecords();
+    Record& r = records_[num_records_++];
+    r.offset = static_cast<uint32_t>(offset);
+    r.name_len = static_cast<uint32_t>(name_len);
+    r.value_len = static_cast<uint32_t>(value_len);
+    r.sensitive = sensitive ? 1u : 0u;
     arena_size_ = offset + name_len + value_len;
     list_size_ += name_len + value_len + kFieldOverhead;
   }
@@ -162,7 +205,9 @@ class HeaderList {
   size_t arena_size_ = 0;
   size_t arena_capacity_ = 0;
   size_t list_size_ = 0;
-  std::vector<Record> records_;
+  std::unique_ptr<Record[]> records_;  // Uninitialized past num_records_.
+  size_t num_records_ = 0;
+  size_t records_capacity_ = 0;
 };
 
 // Field-by-field equality (names, values and the sensitive flag).

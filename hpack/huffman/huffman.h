@@ -45,6 +45,17 @@ size_t HuffmanEncode(std::string_view in, uint8_t* out);
 // length in after": 0 then means "send it raw".
 size_t HuffmanEncodeBounded(std::string_view in, uint8_t* out, size_t max_len);
 
+// Octets past max_len that HuffmanEncodeBoundedWithSlack may overwrite.
+inline constexpr size_t kHuffmanEncodeSlack = 8;
+
+// HuffmanEncodeBounded for callers with kHuffmanEncodeSlack writable octets
+// after out + max_len: the same return value and the same octets in
+// out[0, returned length), but out[returned length, max_len +
+// kHuffmanEncodeSlack) may be overwritten with junk. Faster on short strings
+// (no octet-at-a-time tail). The tests hold it equal to HuffmanEncodeBounded.
+size_t HuffmanEncodeBoundedWithSlack(std::string_view in, uint8_t* out,
+                                     size_t max_len);
+
 // The outcome of decoding. Every value other than kOk is a decoding error of
 // RFC 7541 Section 5.2, which the HPACK decoder turns into a COMPRESSION_ERROR
 // (connection error).

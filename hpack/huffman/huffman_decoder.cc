@@ -10,10 +10,10 @@
 // path is one 1-octet table load and two shifts per lookup; the symbols' load
 // and store are off it.
 //
-// The last few input octets go through a careful loop that loads octet by
-// octet, uses the table only when the entry's bits are all real input, and
-// otherwise decodes one code with DecodeCanonical to tell a last symbol from
-// padding.
+// The last input octets (fewer than 8) go through a window loop: one load of
+// all of them (LoadLastOctets), table lookups while an entry's bits are all
+// real input, and otherwise one exact code with DecodeCanonical to tell a
+// last symbol from padding.
 
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +52,15 @@ inline uint64_t LoadBigEndian64(const uint8_t* p) {
   return v;
 }
 
+inline uint32_t LoadBigEndian32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap32(v);
+#endif
+  return v;
+}
+
 // Stores both symbol octets of an entry, the first symbol first (the second is
 // junk when the entry has one symbol).
 inline void StoreSymbols(uint8_t* p, uint16_t symbols) {
@@ -63,6 +72,31 @@ inline void StoreSymbols(uint8_t* p, uint16_t symbols) {
 
 inline unsigned EntryBits(unsigned length) { return length & 63; }
 inline unsigned EntrySymbols(unsigned length) { return length >> 6; }
+
+// The `left` (1..7) octets before `end`, big-endian in the high octets of the
+// result, and 1 bits below them. Reads only [end - left, end) when the string
+// [begin, end) is shorter than 8 octets, else the 8 octets before `end` (all
+// inside the string) in one load.
+inline uint64_t LoadLastOctets(const uint8_t* begin, const uint8_t* end,
+                               size_t left) {
+  const unsigned shift = static_cast<unsigned>(8 - left) * 8;  // 0..56
+  // 1s below the input; shifting twice keeps the count below 64.
+  const uint64_t fill = (~uint64_t{0} >> 1) >> (63 - shift);
+  if (end - begin >= 8) return (LoadBigEndian64(end - 8) << shift) | fill;
+  const uint8_t* const q = end - left;
+  uint64_t w;
+  if (left >= 4) {
+    // Two overlapping 4-octet loads; the overlap ORs equal bits.
+    w = (uint64_t{LoadBigEndian32(q)} << 32) |
+        (uint64_t{LoadBigEndian32(end - 4)} << shift);
+  } else {
+    // 1-3 octets: the first, middle and last (some may coincide).
+    w = (uint64_t{q[0]} << 56) |
+        (uint64_t{q[left >> 1]} << (56 - 8 * (left >> 1))) |
+        (uint64_t{q[left - 1]} << (56 - 8 * (left - 1)));
+  }
+  return w | fill;
+}
 
 }  // namespace
 
@@ -122,44 +156,84 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
     }
   }
 
-  // Tail: from here `bits` holds exactly `avail` input bits and zeros below
-  // them.
-  bits = avail == 0 ? 0 : bits & (~uint64_t{0} << (64 - avail));
+  // Tail: fewer than 8 octets past p (or the output nearly full). It decodes
+  // windows of up to 64 input bits starting at the next unconsumed bit, each
+  // loaded at once (LoadWindow); the last window holds everything left, with
+  // 1 bits below the input.
+  size_t bit_pos = static_cast<size_t>(p - in) * 8 - avail;
   for (;;) {
-    while (avail <= 56 && p < end) {
-      bits |= static_cast<uint64_t>(*p++) << (56 - avail);
-      avail += 8;
+    const uint8_t* const q = in + (bit_pos >> 3);
+    const unsigned skip = bit_pos & 7;
+    const size_t left = static_cast<size_t>(end - q);
+    const bool last = left < 8;
+    // `w` holds `valid` input bits from bit_pos on, first bit in bit 63. In
+    // the last window the bits below them are 1s: see the loop below.
+    uint64_t w;
+    unsigned valid;
+    if (last) {
+      if (left == 0) break;  // Only when len == 0 or every bit is consumed.
+      w = (LoadLastOctets(in, end, left) << skip) | ((uint64_t{1} << skip) - 1);
+      valid = static_cast<unsigned>(left) * 8 - skip;
+    } else {
+      w = LoadBigEndian64(q) << skip;
+      valid = 64 - skip;
     }
-    if (avail == 0) break;
-    const unsigned index = static_cast<unsigned>(bits >> (64 - kLookupBits));
-    const unsigned e = kDecodeTable.length[index];
-    const unsigned used = EntryBits(e);
-    if (used != 0 && used <= avail) {
-      for (unsigned k = 0; k < EntrySymbols(e); ++k) {
-        *o++ = static_cast<uint8_t>(kDecodeTable.symbols[index] >> (8 * k));
+    unsigned used_in_window = 0;
+    for (;;) {
+      const unsigned index = static_cast<unsigned>(w >> (64 - kLookupBits));
+      const unsigned e = kDecodeTable.length[index];
+      const unsigned used = EntryBits(e);
+      // An entry is used only when all its bits are input (used <= valid),
+      // which makes it exact. In the last window at least 8 bits of 1s
+      // follow the input, and no code of at most kLookupBits is all 1s (it
+      // would be a prefix of EOS), so for well-formed input the test fails
+      // only for a long code (used == 0), at the padding, and now and then
+      // for a two-symbol entry at the very end; those, and bad input, go to
+      // the exact path below.
+      if (used - 1 < valid) {
+        const uint16_t symbols = kDecodeTable.symbols[index];
+        // Every symbol takes at least 5 input bits, so real symbols never
+        // pass out_end; only the junk second octet of a one-symbol entry
+        // could, at out_end - 1.
+        if (out_end - o >= 2) {
+          StoreSymbols(o, symbols);
+        } else {
+          *o = static_cast<uint8_t>(symbols);
+        }
+        o += EntrySymbols(e);
+        w <<= used;
+        valid -= used;
+        used_in_window += used;
+        continue;
       }
-      bits <<= used;
-      avail -= used;
-      continue;
+      // Well-formed end of the string: only padding (1s, at most 7 bits) is
+      // left.
+      if (last && valid <= 7 && (~w & ~(~uint64_t{0} >> valid)) == 0) {
+        *out_len = static_cast<size_t>(o - out);
+        return HuffmanDecodeStatus::kOk;
+      }
+      // Decode one code exactly.
+      int code_len = 0;
+      const int sym = DecodeCanonical(static_cast<uint32_t>(w >> 32),
+                                      kMinCodeLength, &code_len);
+      if (static_cast<unsigned>(code_len) <= valid) {
+        if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
+        *o++ = static_cast<uint8_t>(sym);
+        w <<= code_len;
+        valid -= code_len;
+        used_in_window += code_len;
+        continue;
+      }
+      if (!last) break;  // The code continues past this window: reload.
+      // The last `valid` bits are no complete code: they are padding.
+      if (valid > 7) return HuffmanDecodeStatus::kPaddingTooLong;
+      if ((w >> (64 - valid)) != (uint64_t{1} << valid) - 1) {
+        return HuffmanDecodeStatus::kPaddingNotOnes;
+      }
+      *out_len = static_cast<size_t>(o - out);
+      return HuffmanDecodeStatus::kOk;
     }
-    // The entry is a long code or reads zeros past the input: decode one code
-    // exactly.
-    int code_len = 0;
-    const int sym = DecodeCanonical(static_cast<uint32_t>(bits >> 32),
-                                    kMinCodeLength, &code_len);
-    if (static_cast<unsigned>(code_len) <= avail) {
-      if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
-      *o++ = static_cast<uint8_t>(sym);
-      bits <<= code_len;
-      avail -= code_len;
-      continue;
-    }
-    // The last `avail` bits are no complete code: they are padding.
-    if (avail > 7) return HuffmanDecodeStatus::kPaddingTooLong;
-    if ((bits >> (64 - avail)) != (1u << avail) - 1) {
-      return HuffmanDecodeStatus::kPaddingNotOnes;
-    }
-    break;
+    bit_pos += used_in_window;
   }
   *out_len = static_cast<size_t>(o - out);
   return HuffmanDecodeStatus::kOk;
@@ -175,8 +249,9 @@ HuffmanDecodeStatus HuffmanDecode(std::string_view in, std::string* out) {
     // that appending allocates only if the octets really decoded do not fit.
     uint8_t buf[1024];
     const HuffmanDecodeStatus s = HuffmanDecode(src, in.size(), buf, &n);
-    if (s == HuffmanDecodeStatus::kOk)
+    if (s == HuffmanDecodeStatus::kOk) {
       out->append(reinterpret_cast<const char*>(buf), n);
+    }
     return s;
   }
   out->resize(old_size + max_len);
