@@ -205,6 +205,11 @@ void Connection::Impl::SendFinalGoAway() {
 
 // ---- Streams ----
 
+size_t Connection::Impl::stream_queued_bytes(uint32_t stream_id) const {
+  const Stream* s = FindStream(stream_id);
+  return s == nullptr ? 0 : s->send_queue.size();
+}
+
 int64_t Connection::Impl::stream_send_window(uint32_t stream_id) const {
   const Stream* s = FindStream(stream_id);
   return s == nullptr ? 0 : s->send_window.available();
@@ -363,6 +368,7 @@ void Connection::Impl::AfterCall() {
       progressed |= StartPendingStreams();
       progressed |= Pump();
     }
+    progressed |= FlushWritable();
     progressed |= FlushClosed();
     if (!progressed) break;
   }
@@ -371,6 +377,26 @@ void Connection::Impl::AfterCall() {
     if (pool_.size() < kStreamPoolSize) pool_.push_back(std::move(s));
   }
   graveyard_.clear();
+}
+
+bool Connection::Impl::FlushWritable() {
+  if (writable_ids_.empty()) return false;
+  // Callbacks may submit (nested calls: they only queue) but never run the
+  // pump, so the list does not grow while it is delivered; swap anyway.
+  std::vector<uint32_t> ids;
+  ids.swap(writable_ids_);
+  for (const uint32_t id : ids) {
+    const Stream* s = FindStream(id);
+    if (s != nullptr && s->state != StreamState::kClosed && !s->waited &&
+        !s->has_queued_output()) {
+      listener_->OnStreamWritable(id);
+    }
+  }
+  if (writable_ids_.empty()) {
+    ids.clear();
+    writable_ids_.swap(ids);  // Keep the storage.
+  }
+  return true;
 }
 
 bool Connection::Impl::FlushClosed() {
@@ -473,6 +499,9 @@ size_t Connection::unconsumed_receive_bytes() const {
 }
 int64_t Connection::connection_send_window() const {
   return impl_->connection_send_window();
+}
+size_t Connection::stream_queued_bytes(uint32_t stream_id) const {
+  return impl_->stream_queued_bytes(stream_id);
 }
 int64_t Connection::stream_send_window(uint32_t stream_id) const {
   return impl_->stream_send_window(stream_id);

@@ -150,9 +150,10 @@ struct ConnectionOptions {
 //   OnHeaders(response, end_stream)         the final response
 //   OnData(piece)* , OnEndStream | OnTrailers, OnStreamClosed   as above
 // At any point before OnStreamClosed: OnStreamReset, OnStreamWritable.
-// OnStreamClosed is delivered at the end of the outermost Connection call that
-// closed the stream (so never inside the application's own submit), in order
-// of closing. ResetStream by the application gives OnStreamClosed only.
+// OnStreamClosed and OnStreamWritable are delivered at the end of the
+// outermost Connection call (after its DATA pump; so never in the middle of
+// the application's own submit), OnStreamClosed in order of closing.
+// ResetStream by the application gives OnStreamClosed only.
 //
 // Connection-wide, interleaved with the above in wire order: OnRemoteSettings
 // (each SETTINGS from the peer, after it is applied and ACKed), OnSettingsAcked
@@ -191,8 +192,16 @@ class ConnectionListener {
   virtual void OnStreamClosed(uint32_t /*stream_id*/) {}
   // Client: the stream's HEADERS were written (it left the pending queue).
   virtual void OnStreamStarted(uint32_t /*stream_id*/) {}
-  // Data queued by SubmitData had to wait (flow control or the output high
-  // water mark) and has now all moved to the output: submit more.
+  // Everything the stream had queued (DATA, trailers, END_STREAM) has moved
+  // to the output: submit more. Promised for every submit that returns with
+  // output still queued on the stream, wherever it was made: inside a
+  // callback (where nothing moves until the outermost call ends), on a
+  // client stream still pending, or when the data had to wait for a window
+  // or the output high-water mark. Not for an outermost submit whose data
+  // moved at once (stream_queued_bytes() is 0 when it returns). Delivered at
+  // the end of the outermost Connection call, like OnStreamClosed (so never
+  // inside the submit's own work), once per emptying; not for a stream that
+  // closed meanwhile.
   virtual void OnStreamWritable(uint32_t /*stream_id*/) {}
   virtual void OnRemoteSettings(const Http2Settings& /*settings*/) {}
   virtual void OnSettingsAcked() {}
@@ -324,6 +333,12 @@ class Connection {
   size_t num_pending_streams() const;
   // DATA octets submitted and not yet in the output, over all streams.
   size_t queued_send_bytes() const;
+  // The same for one stream (0 for unknown or closed streams). Inside a
+  // listener callback data submitted there still counts: it moves to the
+  // output at the end of the outermost call. When this is above 0 outside a
+  // Connection call or after a submit, OnStreamWritable(stream_id) follows
+  // once it reaches 0 (unless the stream closes first).
+  size_t stream_queued_bytes(uint32_t stream_id) const;
   // DATA octets received and not yet consumed, over all streams.
   size_t unconsumed_receive_bytes() const;
   // Send windows: the connection's, and a stream's (0 for unknown streams).

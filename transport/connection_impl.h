@@ -12,7 +12,8 @@
 //
 // Re-entrancy. Every public entry point opens a CallScope; when the outermost
 // scope ends, the epilogue (AfterCall) starts pending client streams, pumps
-// queued DATA, delivers deferred OnStreamClosed callbacks, reports OnDrained,
+// queued DATA, delivers deferred OnStreamWritable and OnStreamClosed
+// callbacks, reports OnDrained,
 // and frees closed streams. Streams closed during a call are unlinked from the
 // table at once but freed only in the epilogue, so a Stream* held across a
 // listener callback stays valid (check `state == kClosed`).
@@ -88,6 +89,7 @@ class Connection::Impl : public FrameListener {
   size_t num_active_streams() const { return active_local_ + active_peer_; }
   size_t num_pending_streams() const { return pending_count_; }
   size_t queued_send_bytes() const { return queued_send_bytes_; }
+  size_t stream_queued_bytes(uint32_t stream_id) const;
   size_t unconsumed_receive_bytes() const { return conn_recv_.unconsumed(); }
   int64_t connection_send_window() const { return conn_send_.available(); }
   int64_t stream_send_window(uint32_t stream_id) const;
@@ -165,6 +167,9 @@ class Connection::Impl : public FrameListener {
   bool Pump();
   WriteResult WriteFromStream(Stream* s);
   void Enqueue(Stream* s);
+  // After a submit queued output on `s`: owes it OnStreamWritable if the
+  // caller can see the data queued (see connection.h).
+  void MarkWritableDue(Stream* s);
   // Our side ended (an END_STREAM frame was written).
   void LocalEnd(Stream* s);
   // Encodes and writes a header block (HEADERS + CONTINUATION).
@@ -224,6 +229,8 @@ class Connection::Impl : public FrameListener {
   void AfterCall();
   // Delivers deferred OnStreamClosed; true if any.
   bool FlushClosed();
+  // Delivers deferred OnStreamWritable (streams still open); true if any.
+  bool FlushWritable();
   void MaybeDrained();
 
   // ---- State ----
@@ -256,7 +263,8 @@ class Connection::Impl : public FrameListener {
   std::vector<std::unique_ptr<Stream>> graveyard_;  // Closed this call.
   std::vector<uint32_t> closed_ids_;                // OnStreamClosed still due.
   size_t closed_head_ = 0;
-  std::vector<uint32_t> write_queue_;  // Round-robin of streams with output.
+  std::vector<uint32_t> writable_ids_;  // OnStreamWritable still due.
+  std::vector<uint32_t> write_queue_;   // Round-robin of streams with output.
   size_t write_head_ = 0;
   std::vector<uint32_t> pending_;  // Client streams waiting to start (FIFO).
   size_t pending_head_ = 0;

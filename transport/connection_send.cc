@@ -133,7 +133,10 @@ absl::Status Connection::Impl::SubmitData(uint32_t stream_id, SliceBuffer data,
   queued_send_bytes_ += data.size();
   s->send_queue.Append(std::move(data));
   if (end_stream) s->end_queued = true;
-  if (s->has_queued_output()) Enqueue(s);
+  if (s->has_queued_output()) {
+    Enqueue(s);
+    MarkWritableDue(s);
+  }
   return absl::OkStatus();
 }
 
@@ -163,6 +166,7 @@ absl::Status Connection::Impl::SubmitTrailers(
   }
   s->trailers_queued = true;
   Enqueue(s);
+  MarkWritableDue(s);
   return absl::OkStatus();
 }
 
@@ -221,6 +225,16 @@ void Connection::Impl::LocalEnd(Stream* s) {
   } else if (s->state == StreamState::kHalfClosedRemote) {
     CloseStream(s, /*reset_by_us=*/false);
   }
+}
+
+void Connection::Impl::MarkWritableDue(Stream* s) {
+  // Inside a listener callback (depth > 1) or on a stream still waiting to
+  // start, the caller sees the data queued when the submit returns, so it is
+  // owed OnStreamWritable. An outermost submit runs the pump in its own
+  // epilogue: if the data moves there, the caller sees
+  // stream_queued_bytes() == 0 on return and needs no event; if it has to
+  // wait, Pump marks the stream.
+  if (depth_ > 1 || s->state == StreamState::kPending) s->waited = true;
 }
 
 void Connection::Impl::Enqueue(Stream* s) {
@@ -297,7 +311,8 @@ bool Connection::Impl::Pump() {
         stalled = 0;
         if (s->waited) {
           s->waited = false;
-          if (s->state != StreamState::kClosed) listener_->OnStreamWritable(id);
+          // Delivered by the epilogue once the pump has finished.
+          if (s->state != StreamState::kClosed) writable_ids_.push_back(id);
         }
         break;
       case WriteResult::kMore:

@@ -601,6 +601,117 @@ TEST_F(ServerTest, Sec6_7_OurPingIsAcked) {
   EXPECT_THAT(events_.lines(), ElementsAre("ping_ack 5"));
 }
 
+// ---- OnStreamWritable and stream_queued_bytes ----
+
+TEST_F(ServerTest, DataSubmittedInsideACallbackGetsWritable) {
+  Handshake();
+  events_.record_noise = true;
+  size_t queued_inside = 0;
+  events_.on_event = [&](const std::string& line, uint32_t id) {
+    if (line.rfind("headers ", 0) != 0) return;
+    ASSERT_TRUE(conn_->SubmitHeaders(id, View(Response()), false).ok());
+    SliceBuffer body;
+    body.Append(std::string(30, 'x'));
+    ASSERT_TRUE(conn_->SubmitData(id, std::move(body), false).ok());
+    // Nothing moves until the outermost call (this Receive) ends.
+    queued_inside = conn_->stream_queued_bytes(id);
+  };
+  peer_.Headers(1, GetRequest(), true);
+  EXPECT_THAT(Exchange(), ElementsAre("HEADERS 1 :status=200",
+                                      "DATA 1 " + std::string(30, 'x')));
+  EXPECT_EQ(queued_inside, 30u);
+  EXPECT_EQ(conn_->stream_queued_bytes(1), 0u);
+  EXPECT_THAT(events_.lines(),
+              ElementsAre(::testing::StartsWith("headers 1"), "writable 1"));
+}
+
+TEST_F(ServerTest, OutermostSubmitThatMovesAtOnceGetsNoWritable) {
+  Handshake();
+  events_.record_noise = true;
+  peer_.Headers(1, GetRequest(), true);
+  Feed();
+  events_.Clear();
+  ASSERT_TRUE(conn_->SubmitHeaders(1, View(Response()), false).ok());
+  SliceBuffer body;
+  body.Append("abc");
+  ASSERT_TRUE(conn_->SubmitData(1, std::move(body), false).ok());
+  EXPECT_EQ(conn_->stream_queued_bytes(1), 0u);
+  EXPECT_THAT(events_.lines(), IsEmpty());
+  EXPECT_THAT(Read(), ElementsAre("HEADERS 1 :status=200", "DATA 1 abc"));
+  EXPECT_EQ(conn_->stream_queued_bytes(99), 0u);  // Unknown stream.
+}
+
+TEST_F(ServerTest, WritableIsDeferredAndChainsWritesFromItsCallback) {
+  Handshake();
+  events_.record_noise = true;
+  int chunks = 0;
+  bool inside_submit = false;
+  bool writable_inside_submit = false;
+  auto write_chunk = [&](uint32_t id) {
+    SliceBuffer body;
+    body.Append(std::string(5, static_cast<char>('a' + chunks)));
+    ++chunks;
+    inside_submit = true;
+    ASSERT_TRUE(conn_->SubmitData(id, std::move(body), chunks == 3).ok());
+    inside_submit = false;
+  };
+  events_.on_event = [&](const std::string& line, uint32_t id) {
+    if (inside_submit) writable_inside_submit = true;
+    if (line.rfind("headers ", 0) == 0) {
+      ASSERT_TRUE(conn_->SubmitHeaders(id, View(Response()), false).ok());
+      write_chunk(id);
+    } else if (line.rfind("writable ", 0) == 0 && chunks < 3) {
+      write_chunk(id);
+    }
+  };
+  peer_.Headers(1, GetRequest(), false);
+  EXPECT_THAT(Exchange(), ElementsAre("HEADERS 1 :status=200", "DATA 1 aaaaa",
+                                      "DATA 1 bbbbb", "DATA 1 end ccccc"));
+  EXPECT_FALSE(writable_inside_submit);
+  // One per emptying: after "aaaaa", "bbbbb", and "ccccc" (the stream is
+  // half closed, still open for the request body).
+  EXPECT_THAT(events_.Matching("writable"),
+              ElementsAre("writable 1", "writable 1", "writable 1"));
+}
+
+TEST_F(ServerTest, NoWritableForAStreamThatClosed) {
+  Handshake();
+  events_.record_noise = true;
+  events_.on_event = [&](const std::string& line, uint32_t id) {
+    if (line.rfind("headers ", 0) != 0) return;
+    ASSERT_TRUE(conn_->SubmitHeaders(id, View(Response()), false).ok());
+    SliceBuffer body;
+    body.Append("done");
+    ASSERT_TRUE(conn_->SubmitData(id, std::move(body), true).ok());
+  };
+  peer_.Headers(1, GetRequest(), true);
+  EXPECT_THAT(Exchange(),
+              ElementsAre("HEADERS 1 :status=200", "DATA 1 end done"));
+  EXPECT_THAT(events_.lines(),
+              ElementsAre(::testing::StartsWith("headers 1"), "closed 1"));
+}
+
+TEST_F(ServerTest, WritableAfterWaitingForTheStreamWindowFromACallback) {
+  Handshake({{SettingId::kInitialWindowSize, 10}});
+  events_.record_noise = true;
+  events_.on_event = [&](const std::string& line, uint32_t id) {
+    if (line.rfind("headers ", 0) != 0) return;
+    ASSERT_TRUE(conn_->SubmitHeaders(id, View(Response()), false).ok());
+    SliceBuffer body;
+    body.Append(std::string(25, 'x'));
+    ASSERT_TRUE(conn_->SubmitData(id, std::move(body), false).ok());
+  };
+  peer_.Headers(1, GetRequest(), false);
+  EXPECT_THAT(Exchange(), ElementsAre("HEADERS 1 :status=200",
+                                      "DATA 1 " + std::string(10, 'x')));
+  EXPECT_EQ(conn_->stream_queued_bytes(1), 15u);
+  EXPECT_THAT(events_.Matching("writable"), IsEmpty());
+  peer_.WindowUpdate(1, 100);
+  EXPECT_THAT(Exchange(), ElementsAre("DATA 1 " + std::string(15, 'x')));
+  EXPECT_EQ(conn_->stream_queued_bytes(1), 0u);
+  EXPECT_THAT(events_.Matching("writable"), ElementsAre("writable 1"));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace transport

@@ -12,12 +12,6 @@ namespace transport {
 
 namespace {
 
-struct DepthScope {
-  explicit DepthScope(int* d) : depth(d) { ++*depth; }
-  ~DepthScope() { --*depth; }
-  int* depth;
-};
-
 absl::Status ResetStatus(Http2ErrorCode code, bool remote) {
   const std::string what =
       absl::StrCat(remote ? "stream reset by the peer: " : "stream reset: ",
@@ -31,9 +25,7 @@ absl::Status ResetStatus(Http2ErrorCode code, bool remote) {
 Http2Client::Http2Client(std::unique_ptr<Endpoint> endpoint,
                          const Http2ClientOptions& options,
                          std::string authority, std::string scheme)
-    : authority_(std::move(authority)),
-      scheme_(std::move(scheme)),
-      high_water_(options.connection.output_high_water) {
+    : authority_(std::move(authority)), scheme_(std::move(scheme)) {
   ConnectionOptions connection_options = options.connection;
   connection_options.role = Role::kClient;
   driver_ = std::make_unique<ConnectionDriver>(
@@ -116,52 +108,17 @@ absl::StatusOr<uint32_t> Http2Client::StartRequest(
 
 absl::Status Http2Client::SendData(uint32_t stream_id, SliceBuffer data,
                                    bool end_stream) {
-  const size_t n = data.size();
   absl::Status status =
       connection().SubmitData(stream_id, std::move(data), end_stream);
   StreamState* s = Find(stream_id);  // Again: the submit may have closed it.
-  if (status.ok() && s != nullptr && !s->write_blocked && n > 0) {
-    // As in ServerSession::WatchBlocked (http2_server.cc): blocked until
-    // OnStreamWritable or a safe point where nothing can hold the data back.
-    // Data for a stream still waiting to start is queued without that
-    // promise (and without backpressure).
-    if (s->started && !(depth_ == 0 && CanSend(stream_id))) {
-      s->write_blocked = true;
-      blocked_.push_back(stream_id);
-    }
+  // Still queued (inside a callback, on a stream waiting to start, or for a
+  // window or the output): OnStreamWritable follows once it has all moved.
+  if (status.ok() && s != nullptr &&
+      connection().stream_queued_bytes(stream_id) > 0) {
+    s->write_blocked = true;
   }
   driver_->ScheduleFlush();
   return status;
-}
-
-bool Http2Client::CanSend(uint32_t stream_id) {
-  Connection& conn = connection();
-  return conn.connection_send_window() > 0 &&
-         conn.output().size() < high_water_ &&
-         conn.stream_send_window(stream_id) > 0;
-}
-
-void Http2Client::OnDriverProgress() {
-  if (blocked_.empty() || connection().connection_send_window() <= 0 ||
-      connection().output().size() >= high_water_) {
-    return;
-  }
-  std::vector<uint32_t> ids;
-  ids.swap(blocked_);
-  for (uint32_t id : ids) {
-    StreamState* s = Find(id);
-    if (s == nullptr || !s->write_blocked) continue;
-    if (!CanSend(id)) {
-      blocked_.push_back(id);
-      continue;
-    }
-    s->write_blocked = false;
-    if (s->callbacks.on_writable) {
-      ++depth_;
-      s->callbacks.on_writable();
-      --depth_;
-    }
-  }
 }
 
 bool Http2Client::write_blocked(uint32_t stream_id) const {
@@ -245,7 +202,6 @@ void Http2Client::Fetch(std::string_view method, std::string_view path,
 
 void Http2Client::OnHeaders(uint32_t stream_id,
                             const hpack::HeaderList& headers, bool end_stream) {
-  DepthScope depth(&depth_);
   StreamState* s = Find(stream_id);
   if (s == nullptr) return;
   // 1xx informational responses are not the response.
@@ -259,7 +215,6 @@ void Http2Client::OnHeaders(uint32_t stream_id,
 
 void Http2Client::OnTrailers(uint32_t stream_id,
                              const hpack::HeaderList& trailers) {
-  DepthScope depth(&depth_);
   StreamState* s = Find(stream_id);
   if (s == nullptr) return;
   s->ended = true;
@@ -267,7 +222,6 @@ void Http2Client::OnTrailers(uint32_t stream_id,
 }
 
 void Http2Client::OnData(uint32_t stream_id, Slice data) {
-  DepthScope depth(&depth_);
   StreamState* s = Find(stream_id);
   const size_t n = data.size();
   if (s != nullptr && s->callbacks.on_data) {
@@ -278,14 +232,12 @@ void Http2Client::OnData(uint32_t stream_id, Slice data) {
 }
 
 void Http2Client::OnEndStream(uint32_t stream_id) {
-  DepthScope depth(&depth_);
   StreamState* s = Find(stream_id);
   if (s != nullptr) s->ended = true;
 }
 
 void Http2Client::OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
                                 bool remote) {
-  DepthScope depth(&depth_);
   StreamState* s = Find(stream_id);
   if (s == nullptr || !s->error.ok()) return;
   if (!connection_error_.ok() && !remote) {
@@ -298,7 +250,6 @@ void Http2Client::OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
 }
 
 void Http2Client::OnStreamClosed(uint32_t stream_id) {
-  DepthScope depth(&depth_);
   auto it = streams_.find(stream_id);
   if (it == streams_.end()) return;
   std::unique_ptr<StreamState> s = std::move(it->second);
@@ -311,7 +262,6 @@ void Http2Client::OnStreamClosed(uint32_t stream_id) {
 }
 
 void Http2Client::OnStreamStarted(uint32_t stream_id) {
-  DepthScope depth(&depth_);
   StreamState* s = Find(stream_id);
   if (s != nullptr) {
     s->started = true;
@@ -321,7 +271,6 @@ void Http2Client::OnStreamStarted(uint32_t stream_id) {
 }
 
 void Http2Client::OnStreamWritable(uint32_t stream_id) {
-  DepthScope depth(&depth_);
   StreamState* s = Find(stream_id);
   if (s == nullptr || !s->write_blocked) return;
   s->write_blocked = false;

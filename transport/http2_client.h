@@ -106,8 +106,9 @@ class Http2Client final : public ConnectionListener,
       StreamCallbacks callbacks, bool manual_flow_control = false);
   // Request body octets (no copy); see write_blocked().
   absl::Status SendData(uint32_t stream_id, SliceBuffer data, bool end_stream);
-  // True after a SendData whose octets wait for the windows; on_writable
-  // follows.
+  // True after a SendData whose octets have not all moved to the
+  // connection's output yet (sent from a callback, the stream not started,
+  // or waiting for the windows); on_writable follows.
   bool write_blocked(uint32_t stream_id) const;
   void ConsumeData(uint32_t stream_id, size_t bytes);
   void Reset(uint32_t stream_id, Http2ErrorCode code = Http2ErrorCode::kCancel);
@@ -153,7 +154,6 @@ class Http2Client final : public ConnectionListener,
                 std::string_view debug_data) override;
   void OnConnectionError(const Http2Error& error) override;
   // ---- ConnectionDriver::Owner ----
-  void OnDriverProgress() override;
   void OnDriverClosed(const absl::Status& status) override;
 
  private:
@@ -170,14 +170,9 @@ class Http2Client final : public ConnectionListener,
               const Http2ClientOptions& options, std::string authority,
               std::string scheme);
   StreamState* Find(uint32_t stream_id);
-  // Nothing holds the stream's queued data back (see SendData).
-  bool CanSend(uint32_t stream_id);
 
   std::string authority_;
   std::string scheme_;
-  const size_t high_water_;
-  int depth_ = 0;                  // Listener callbacks on the stack.
-  std::vector<uint32_t> blocked_;  // Streams with write_blocked (maybe).
   absl::flat_hash_map<uint32_t, std::unique_ptr<StreamState>> streams_;
   absl::AnyInvocable<void(absl::Status)> on_closed_;
   // OnStreamStarted for ids not in streams_ yet (during SubmitRequest).

@@ -22,7 +22,6 @@ class ServerSession final : public ConnectionListener,
                 const ConnectionOptions& connection_options)
       : server_(server),
         state_(state),
-        high_water_(connection_options.output_high_water),
         self_(std::make_shared<ServerSession*>(this)),
         driver_(std::move(endpoint), connection_options, this, this,
                 server->options_.driver) {}
@@ -38,58 +37,11 @@ class ServerSession final : public ConnectionListener,
   ConnectionDriver& driver() { return driver_; }
   Connection& connection() { return driver_.connection(); }
 
-  // Whether a stream's queued DATA has all gone to the output. The
-  // Connection promises OnStreamWritable only for data that waited inside
-  // its DATA pump, and has no per-stream queue query, so after a Write the
-  // stream counts as blocked until either OnStreamWritable, or a safe point
-  // (outside every Connection call, when the pump has run) where nothing
-  // could hold its data back: its window and the connection's are open and
-  // the output is below the high-water mark (the pump stops only on one of
-  // those, so its queue must be empty).
-  void WatchBlocked(ServerStream* stream) {
-    if (depth_ == 0 && CanSend(stream->id_)) {
-      stream->write_blocked_ = false;  // The submit's pump moved it all.
-      return;
-    }
-    blocked_.push_back(stream->id_);
-  }
-  bool CanSend(uint32_t id) {
-    Connection& conn = connection();
-    return conn.connection_send_window() > 0 &&
-           conn.output().size() < high_water_ &&
-           conn.stream_send_window(id) > 0;
-  }
-  void CheckBlocked(bool notify) {
-    if (blocked_.empty()) return;
-    Connection& conn = connection();
-    if (conn.connection_send_window() <= 0 ||
-        conn.output().size() >= high_water_) {
-      return;
-    }
-    std::vector<uint32_t> ids;
-    ids.swap(blocked_);
-    for (uint32_t id : ids) {
-      ServerStream* s = Find(id);
-      if (s == nullptr || s->closed_ || !s->write_blocked_) continue;
-      if (conn.stream_send_window(id) <= 0) {
-        blocked_.push_back(id);
-        continue;
-      }
-      s->write_blocked_ = false;
-      if (notify && s->callbacks_.on_writable) {
-        ++depth_;
-        s->callbacks_.on_writable();
-        --depth_;
-      }
-    }
-  }
-
   void Start() { driver_.Start(); }
 
   // ---- ConnectionListener ----
   void OnHeaders(uint32_t stream_id, const hpack::HeaderList& headers,
                  bool end_stream) override {
-    Depth depth(this);
     auto owned = std::unique_ptr<ServerStream>(
         new ServerStream(this, stream_id, headers, end_stream));
     ServerStream* stream = owned.get();
@@ -102,7 +54,6 @@ class ServerSession final : public ConnectionListener,
 
   void OnTrailers(uint32_t stream_id,
                   const hpack::HeaderList& trailers) override {
-    Depth depth(this);
     ServerStream* s = Find(stream_id);
     if (s == nullptr) return;
     s->trailers_ = trailers;
@@ -111,7 +62,6 @@ class ServerSession final : public ConnectionListener,
   }
 
   void OnData(uint32_t stream_id, Slice data) override {
-    Depth depth(this);
     ServerStream* s = Find(stream_id);
     const size_t n = data.size();
     if (s == nullptr) {
@@ -126,7 +76,6 @@ class ServerSession final : public ConnectionListener,
   }
 
   void OnEndStream(uint32_t stream_id) override {
-    Depth depth(this);
     ServerStream* s = Find(stream_id);
     if (s == nullptr) return;
     s->request_ended_ = true;
@@ -140,7 +89,6 @@ class ServerSession final : public ConnectionListener,
   }
 
   void OnStreamClosed(uint32_t stream_id) override {
-    Depth depth(this);
     auto it = streams_.find(stream_id);
     if (it == streams_.end()) return;
     std::unique_ptr<ServerStream> s = std::move(it->second);
@@ -158,8 +106,10 @@ class ServerSession final : public ConnectionListener,
     }
   }
 
+  // The Connection promises it for every submit that left data queued
+  // (connection.h), so write_blocked_ (set when stream_queued_bytes() > 0
+  // after a Write) always clears here.
   void OnStreamWritable(uint32_t stream_id) override {
-    Depth depth(this);
     ServerStream* s = Find(stream_id);
     if (s == nullptr || !s->write_blocked_) return;
     s->write_blocked_ = false;
@@ -167,7 +117,6 @@ class ServerSession final : public ConnectionListener,
   }
 
   // ---- ConnectionDriver::Owner ----
-  void OnDriverProgress() override { CheckBlocked(/*notify=*/true); }
   void OnDriverClosed(const absl::Status& /*status*/) override {
     server_->SessionClosed(state_, this);  // Destroys this.
   }
@@ -178,19 +127,8 @@ class ServerSession final : public ConnectionListener,
     return it == streams_.end() ? nullptr : it->second.get();
   }
 
-  // Counts the listener callbacks on the stack: Connection calls made
-  // inside them run before the DATA pump.
-  struct Depth {
-    explicit Depth(ServerSession* s) : session(s) { ++session->depth_; }
-    ~Depth() { --session->depth_; }
-    ServerSession* session;
-  };
-
   Http2Server* const server_;
   Http2Server::LoopState* const state_;
-  const size_t high_water_;
-  int depth_ = 0;
-  std::vector<uint32_t> blocked_;  // Streams with write_blocked_ (maybe).
   absl::flat_hash_map<uint32_t, std::unique_ptr<ServerStream>> streams_;
   std::vector<std::unique_ptr<ServerStream>> graveyard_;
   std::shared_ptr<ServerSession*> self_;
@@ -241,12 +179,12 @@ absl::Status ServerStream::Respond(absl::Span<const hpack::HeaderField> headers,
 }
 
 absl::Status ServerStream::Write(SliceBuffer data, bool end_stream) {
-  const size_t n = data.size();
-  absl::Status status =
-      session_->connection().SubmitData(id_, std::move(data), end_stream);
-  if (status.ok() && n > 0 && !closed_ && !write_blocked_) {
+  Connection& conn = session_->connection();
+  absl::Status status = conn.SubmitData(id_, std::move(data), end_stream);
+  // Still queued (inside a callback, or waiting for a window or the output):
+  // OnStreamWritable follows once it has all moved.
+  if (status.ok() && !closed_ && conn.stream_queued_bytes(id_) > 0) {
     write_blocked_ = true;
-    session_->WatchBlocked(this);
   }
   session_->driver().ScheduleFlush();
   return status;

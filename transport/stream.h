@@ -45,7 +45,9 @@ struct Stream {
   // Client kPending: the request headers, sent when the stream starts.
   hpack::HeaderList request_headers;
   bool in_write_queue = false;  // Listed in the Connection's round-robin.
-  bool waited = false;          // Data had to wait: OnStreamWritable due.
+  // The application could see output queued here (submitted inside a
+  // callback, or it had to wait): OnStreamWritable is due once it all moved.
+  bool waited = false;
   bool final_headers_sent = false;
 
   // ---- Receive side ----
