@@ -255,7 +255,8 @@ class Connection {
 
   // ---- Streams ----
   // Client: opens a request stream and returns its id (ids are assigned now,
-  // in submission order). When the peer's MAX_CONCURRENT_STREAMS is reached
+  // in submission order). When the peer's MAX_CONCURRENT_STREAMS (taken as
+  // at most 100 until the peer's first SETTINGS arrive) is reached
   // the stream waits in a queue (its HEADERS not yet sent; SubmitData and
   // SubmitTrailers may queue behind them) and starts as others close:
   // OnStreamStarted tells when. `headers`: pseudo-headers first (:method,

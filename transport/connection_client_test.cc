@@ -194,6 +194,20 @@ TEST_F(ClientTest, Sec5_1_2_QueuesOverPeerMaxConcurrentStreams) {
               ElementsAre("started 1", "started 3", "started 5", "started 9"));
 }
 
+TEST_F(ClientTest, Sec5_1_2_AtMost100StreamsBeforeThePeersSettings) {
+  // Until the server's SETTINGS arrive its limit is unknown: a burst of
+  // requests must not be refused by a server whose limit is 100 (nghttpd's).
+  Read();
+  for (int i = 0; i < 150; ++i) Request();
+  EXPECT_EQ(conn_->num_active_streams(), 100u);
+  EXPECT_EQ(conn_->num_pending_streams(), 50u);
+  // SETTINGS without MAX_CONCURRENT_STREAMS: no limit; the rest start.
+  peer_.Preface({}).SettingsAck();
+  ASSERT_TRUE(Feed());
+  EXPECT_EQ(conn_->num_active_streams(), 150u);
+  EXPECT_EQ(conn_->num_pending_streams(), 0u);
+}
+
 TEST_F(ClientTest, UserDataIsReadableUntilClosed) {
   Handshake();
   int tag = 0;

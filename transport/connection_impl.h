@@ -21,6 +21,7 @@
 #ifndef TRANSPORT_CONNECTION_IMPL_H_
 #define TRANSPORT_CONNECTION_IMPL_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -195,6 +196,16 @@ class Connection::Impl : public FrameListener {
     Stream* s = FindStream(stream_id);
     return (s != nullptr && s->state != StreamState::kPending) ? s : nullptr;
   }
+  // How many streams we may have open: the peer's MAX_CONCURRENT_STREAMS,
+  // but at most kInitialPeerStreamLimit until its first SETTINGS arrive (a
+  // client submitting many requests at once must not have them refused by a
+  // peer whose limit it has not heard yet; nghttp2 does the same).
+  static constexpr uint32_t kInitialPeerStreamLimit = 100;
+  uint32_t PeerStreamLimit() const {
+    return remote_settings_received_ ? remote_.max_concurrent_streams
+                                     : std::min(remote_.max_concurrent_streams,
+                                                kInitialPeerStreamLimit);
+  }
   bool IsLocalId(uint32_t stream_id) const {
     return ((stream_id & 1) == 1) == (options_.role == Role::kClient);
   }
@@ -248,6 +259,7 @@ class Connection::Impl : public FrameListener {
 
   // Settings.
   bool awaiting_settings_ack_ = true;
+  bool remote_settings_received_ = false;  // The peer's first SETTINGS came.
   int64_t settings_deadline_;
   // What a new stream's receive window starts at: max(65535, ours) until the
   // peer ACKs our SETTINGS, ours after.

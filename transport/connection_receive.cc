@@ -399,6 +399,7 @@ void Connection::Impl::OnSettings(SettingsView settings) {
     }
     (void)remote_.Apply(setting);  // Valid: the frame decoder checked it.
   }
+  remote_settings_received_ = true;
   if (!CountReply()) return;
   WriteSettingsAck(&output_);
   listener_->OnRemoteSettings(remote_);

@@ -69,7 +69,7 @@ absl::StatusOr<uint32_t> Connection::Impl::SubmitRequest(
   absl::Status status = CheckOutgoing(HeaderKind::kRequest, headers, &info);
   if (!status.ok()) return status;
   const bool start_now =
-      pending_count_ == 0 && active_local_ < remote_.max_concurrent_streams;
+      pending_count_ == 0 && active_local_ < PeerStreamLimit();
   if (!start_now && pending_count_ >= options_.max_pending_streams) {
     return absl::ResourceExhaustedError("too many pending streams");
   }
@@ -248,8 +248,8 @@ void Connection::Impl::Enqueue(Stream* s) {
 
 bool Connection::Impl::StartPendingStreams() {
   bool started = false;
-  while (pending_head_ < pending_.size() &&
-         active_local_ < remote_.max_concurrent_streams && !goaway_received_) {
+  while (pending_head_ < pending_.size() && active_local_ < PeerStreamLimit() &&
+         !goaway_received_) {
     Stream* s = FindStream(pending_[pending_head_++]);
     if (s == nullptr || s->state != StreamState::kPending) continue;
     StartStream(s, s->request_headers);
