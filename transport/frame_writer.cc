@@ -121,6 +121,13 @@ void WriteDataFrames(uint32_t stream_id, SliceBuffer* payload, size_t length,
     h.type = static_cast<uint8_t>(FrameType::kData);
     h.flags = (end_stream && length == 0) ? kFlagEndStream : 0;
     h.stream_id = stream_id;
+    if (n <= kDataCopyThreshold) {
+      uint8_t* p = out->AppendUninitialized(kFrameHeaderSize + n);
+      SerializeFrameHeader(h, p);
+      payload->CopyTo(p + kFrameHeaderSize, n);
+      payload->TrimFront(n);
+      continue;
+    }
     WriteFrameHeader(h, out);
     payload->MoveFrontTo(n, out);
   }

@@ -148,6 +148,34 @@ TEST(FrameWriterTest, DataPayloadIsNotCopied) {
   EXPECT_EQ(std::get<DataFrame>(frames[0]).payload.ToString(), message.view());
 }
 
+TEST(FrameWriterTest, SmallDataFramesAreCopiedBehindTheirHeader) {
+  SliceBuffer out;
+  WriteHeaders(1, "\x88", false, 16384, &out);
+  for (const size_t n : {size_t{15}, kDataCopyThreshold}) {
+    SliceBuffer payload;
+    payload.Append(Slice::Copy(std::string(n, 's')));
+    payload.Append(Slice::Copy("tail"));
+    WriteDataFrames(1, &payload, n, 16384, false, &out);
+    EXPECT_EQ(payload.ToString(), "tail");
+  }
+  // HEADERS and both DATA frames in one contiguous piece.
+  EXPECT_EQ(out.num_slices(), 1u);
+  const std::vector<Frame> frames = Decode(out);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(std::get<DataFrame>(frames[1]).payload.ToString(),
+            std::string(15, 's'));
+  EXPECT_EQ(std::get<DataFrame>(frames[2]).payload.ToString(),
+            std::string(kDataCopyThreshold, 's'));
+  // One octet more: the payload is referenced, not copied.
+  const Slice big = Slice::Copy(std::string(kDataCopyThreshold + 1, 'b'));
+  SliceBuffer payload;
+  payload.Append(big);
+  out.Clear();
+  WriteDataFrames(1, &payload, big.size(), 16384, true, &out);
+  ASSERT_EQ(out.num_slices(), 2u);
+  EXPECT_EQ(out.slice(1).data(), big.data());
+}
+
 TEST(FrameWriterTest, DataFramesSplitAtMaxFrameSize) {
   const std::string body(40000, 'b');
   SliceBuffer payload;
