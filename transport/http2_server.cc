@@ -32,6 +32,7 @@ class ServerSession final : public ConnectionListener,
     // destroyed while open): release them quietly.
     streams_.clear();
     graveyard_.clear();
+    free_streams_.clear();
   }
 
   ConnectionDriver& driver() { return driver_; }
@@ -42,8 +43,15 @@ class ServerSession final : public ConnectionListener,
   // ---- ConnectionListener ----
   void OnHeaders(uint32_t stream_id, const hpack::HeaderList& headers,
                  bool end_stream) override {
-    auto owned = std::unique_ptr<ServerStream>(
-        new ServerStream(this, stream_id, headers, end_stream));
+    std::unique_ptr<ServerStream> owned;
+    if (!free_streams_.empty()) {
+      // A recycled stream: its header storage is reused, no allocation.
+      owned = std::move(free_streams_.back());
+      free_streams_.pop_back();
+      owned->Init(stream_id, headers, end_stream);
+    } else {
+      owned.reset(new ServerStream(this, stream_id, headers, end_stream));
+    }
     ServerStream* stream = owned.get();
     streams_.emplace(stream_id, std::move(owned));
     server_->handler_->OnRequest(stream);
@@ -101,7 +109,7 @@ class ServerSession final : public ConnectionListener,
     graveyard_.push_back(std::move(s));
     if (graveyard_.size() == 1) {
       driver_.loop()->Defer([self = self_] {
-        if (*self != nullptr) (*self)->graveyard_.clear();
+        if (*self != nullptr) (*self)->Recycle();
       });
     }
   }
@@ -122,6 +130,17 @@ class ServerSession final : public ConnectionListener,
   }
 
  private:
+  // Frees the streams closed this iteration, keeping a few for reuse. Their
+  // callbacks (and whatever they captured) go now, as before.
+  void Recycle() {
+    for (std::unique_ptr<ServerStream>& s : graveyard_) {
+      if (free_streams_.size() >= kMaxFreeStreams) break;
+      s->callbacks_ = ServerStream::Callbacks();
+      free_streams_.push_back(std::move(s));
+    }
+    graveyard_.clear();
+  }
+
   ServerStream* Find(uint32_t stream_id) const {
     auto it = streams_.find(stream_id);
     return it == streams_.end() ? nullptr : it->second.get();
@@ -131,6 +150,9 @@ class ServerSession final : public ConnectionListener,
   Http2Server::LoopState* const state_;
   absl::flat_hash_map<uint32_t, std::unique_ptr<ServerStream>> streams_;
   std::vector<std::unique_ptr<ServerStream>> graveyard_;
+  // Closed streams kept for reuse (bounded: memory per idle connection).
+  static constexpr size_t kMaxFreeStreams = 32;
+  std::vector<std::unique_ptr<ServerStream>> free_streams_;
   std::shared_ptr<ServerSession*> self_;
   ConnectionDriver driver_;  // Last: destroyed first.
 };
@@ -139,10 +161,22 @@ class ServerSession final : public ConnectionListener,
 
 ServerStream::ServerStream(ServerSession* session, uint32_t id,
                            const hpack::HeaderList& headers, bool end_stream)
-    : session_(session),
-      id_(id),
-      headers_(headers),
-      request_ended_(end_stream) {
+    : session_(session) {
+  Init(id, headers, end_stream);
+}
+
+void ServerStream::Init(uint32_t id, const hpack::HeaderList& headers,
+                        bool end_stream) {
+  id_ = id;
+  headers_ = headers;  // Reuses the storage of a recycled stream.
+  trailers_.clear();
+  method_ = path_ = authority_ = scheme_ = std::string_view();
+  // callbacks_ are empty: new, or cleared by ServerSession::Recycle.
+  manual_flow_control_ = false;
+  request_ended_ = end_stream;
+  write_blocked_ = false;
+  closed_ = false;
+  reset_code_ = Http2ErrorCode::kNoError;
   for (const hpack::HeaderField& f : headers_) {
     if (f.name.empty() || f.name[0] != ':') break;
     if (f.name == ":method") {

@@ -55,7 +55,8 @@ namespace transport {
 class ServerSession;
 
 // One request/response exchange. Owned by the server; valid from
-// Http2Handler::OnRequest until its on_close callback returns.
+// Http2Handler::OnRequest until its on_close callback returns (the object is
+// then recycled for a later stream: keep no pointer to it).
 class ServerStream {
  public:
   struct Callbacks {
@@ -114,9 +115,11 @@ class ServerStream {
   friend class ServerSession;
   ServerStream(ServerSession* session, uint32_t id,
                const hpack::HeaderList& headers, bool end_stream);
+  // (Re)starts this object as stream `id` (the session recycles streams).
+  void Init(uint32_t id, const hpack::HeaderList& headers, bool end_stream);
 
   ServerSession* const session_;
-  const uint32_t id_;
+  uint32_t id_ = 0;
   hpack::HeaderList headers_;
   hpack::HeaderList trailers_;
   std::string_view method_, path_, authority_, scheme_;
