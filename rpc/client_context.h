@@ -1,0 +1,92 @@
+// rpc::ClientContext: per-call options and results on the client, in grpc++'s
+// shape (grpc::ClientContext). One context serves one call; do not reuse it.
+//
+//   rpc::ClientContext ctx;
+//   ctx.set_deadline(std::chrono::system_clock::now() +
+//                    std::chrono::seconds(1));
+//   ctx.AddMetadata("x-user", "ann");
+//   rpc::Status s = stub->SayHello(&ctx, request, &reply);
+//   ctx.GetServerTrailingMetadata().Get("x-cost");
+//
+// TryCancel may be called from any thread, at any time; the call then ends
+// with CANCELLED (unless it already had its status). Everything else belongs
+// to the thread that makes the call.
+
+#ifndef RPC_CLIENT_CONTEXT_H_
+#define RPC_CLIENT_CONTEXT_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "rpc/wire/metadata.h"
+#include "rpc/wire/status.h"
+
+namespace rpc {
+
+class Channel;
+namespace internal {
+class ClientCall;
+}
+
+class ClientContext {
+ public:
+  ClientContext();
+  ~ClientContext();
+  ClientContext(const ClientContext&) = delete;
+  ClientContext& operator=(const ClientContext&) = delete;
+
+  // The call fails with DEADLINE_EXCEEDED after this time (sent to the server
+  // as grpc-timeout). Default: none.
+  void set_deadline(absl::Time deadline) { deadline_ = deadline; }
+  template <typename Clock, typename Duration>
+  void set_deadline(const std::chrono::time_point<Clock, Duration>& t) {
+    deadline_ = absl::Now() + absl::FromChrono(t - Clock::now());
+  }
+  absl::Time deadline() const { return deadline_; }
+
+  // Custom metadata for the request (metadata.h rules; the call fails with
+  // INTERNAL before sending anything when a key or value is invalid).
+  void AddMetadata(const std::string& key, const std::string& value) {
+    send_metadata_.Add(key, value);
+  }
+  const Metadata& send_metadata() const { return send_metadata_; }
+
+  // Cancels the call (any thread): RST_STREAM CANCEL to the server and
+  // CANCELLED for the caller.
+  void TryCancel();
+
+  // The response headers' and trailers' custom metadata; valid once the call
+  // has its status (Finish, or a blocking unary call returned), and the
+  // initial metadata also once a first response message was read.
+  const Metadata& GetServerInitialMetadata() const;
+  const Metadata& GetServerTrailingMetadata() const;
+
+  // "ipv4:127.0.0.1:50051" once the call started on a connection.
+  std::string peer() const;
+
+  // For the library.
+  void set_call(std::shared_ptr<internal::ClientCall> call,
+                std::shared_ptr<Channel> channel);
+  std::shared_ptr<internal::ClientCall> call() const;
+  // Waits for the call's status and stores the server's metadata.
+  Status FinishCall();
+  // Waits for the response headers and stores their metadata.
+  void FetchInitialMetadata();
+
+ private:
+  absl::Time deadline_ = absl::InfiniteFuture();
+  Metadata send_metadata_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<internal::ClientCall> call_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<Channel> channel_;
+  bool cancel_requested_ ABSL_GUARDED_BY(mu_) = false;
+  Metadata received_initial_;
+  Metadata received_trailing_;
+};
+
+}  // namespace rpc
+
+#endif  // RPC_CLIENT_CONTEXT_H_

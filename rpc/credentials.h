@@ -1,0 +1,95 @@
+// Credentials for servers and channels, in grpc++'s shape: insecure (plain
+// TCP, HTTP/2 with prior knowledge) or TLS (transport/tls.h: TLS 1.2+, ALPN
+// h2, certificates verified against the given roots).
+//
+//   rpc::SslServerCredentialsOptions server_options;
+//   server_options.pem_key_cert_pairs.push_back({key_pem, chain_pem});
+//   auto server_creds = rpc::SslServerCredentials(server_options);
+//   rpc::SslCredentialsOptions channel_options;
+//   channel_options.pem_root_certs = ca_pem;
+//   auto channel_creds = rpc::SslCredentials(channel_options);
+//
+// A credentials object whose PEM does not load carries the error: the server
+// then fails to start (BuildAndStart returns nullptr) and a channel fails its
+// calls with UNAVAILABLE.
+
+#ifndef RPC_CREDENTIALS_H_
+#define RPC_CREDENTIALS_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "transport/tls.h"
+
+namespace rpc {
+
+class ServerCredentials {
+ public:
+  // Insecure when `tls` is nullptr and `status` OK.
+  ServerCredentials(std::shared_ptr<const transport::TlsContext> tls,
+                    absl::Status status)
+      : tls_(std::move(tls)), status_(std::move(status)) {}
+  bool secure() const { return tls_ != nullptr || !status_.ok(); }
+  const std::shared_ptr<const transport::TlsContext>& tls_context() const {
+    return tls_;
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::shared_ptr<const transport::TlsContext> tls_;
+  absl::Status status_;
+};
+
+class ChannelCredentials {
+ public:
+  ChannelCredentials(std::shared_ptr<const transport::TlsContext> tls,
+                     absl::Status status)
+      : tls_(std::move(tls)), status_(std::move(status)) {}
+  bool secure() const { return tls_ != nullptr || !status_.ok(); }
+  const std::shared_ptr<const transport::TlsContext>& tls_context() const {
+    return tls_;
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::shared_ptr<const transport::TlsContext> tls_;
+  absl::Status status_;
+};
+
+std::shared_ptr<ServerCredentials> InsecureServerCredentials();
+std::shared_ptr<ChannelCredentials> InsecureChannelCredentials();
+
+// grpc::SslServerCredentialsOptions.
+struct SslServerCredentialsOptions {
+  struct PemKeyCertPair {
+    std::string private_key;
+    std::string cert_chain;
+  };
+  // Roots to verify client certificates with (empty: no client certificates
+  // asked for).
+  std::string pem_root_certs;
+  // The server's key and certificate chain (the first pair is used).
+  std::vector<PemKeyCertPair> pem_key_cert_pairs;
+  // With pem_root_certs: refuse clients without a certificate.
+  bool force_client_auth = false;
+};
+std::shared_ptr<ServerCredentials> SslServerCredentials(
+    const SslServerCredentialsOptions& options);
+
+// grpc::SslCredentialsOptions.
+struct SslCredentialsOptions {
+  // Trusted roots (empty: the system's trust store).
+  std::string pem_root_certs;
+  // Optional client certificate (mTLS).
+  std::string pem_private_key;
+  std::string pem_cert_chain;
+};
+std::shared_ptr<ChannelCredentials> SslCredentials(
+    const SslCredentialsOptions& options);
+
+}  // namespace rpc
+
+#endif  // RPC_CREDENTIALS_H_

@@ -1,0 +1,688 @@
+// Our client against our server over loopback: every call kind, metadata,
+// status, deadlines, cancellation, limits, concurrency and shutdown.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "rpc/rpc.h"
+#include "rpc/testdata/test_service.rpc.pb.h"
+
+namespace rpc {
+namespace {
+
+using test::EchoRequest;
+using test::EchoResponse;
+using test::EchoService;
+
+class EchoServiceImpl final : public EchoService::Service {
+ public:
+  Status Echo(ServerContext* ctx, const EchoRequest* req,
+              EchoResponse* resp) override {
+    for (const auto& [k, v] : ctx->client_metadata()) {
+      if (k.rfind("echo-", 0) == 0) {
+        ctx->AddInitialMetadata("initial-" + k, v);
+        ctx->AddTrailingMetadata("trailing-" + k, v);
+      }
+    }
+    if (req->sleep_ms() > 0) {
+      // Sleep in slices, watching for cancellation.
+      const absl::Time until =
+          absl::Now() + absl::Milliseconds(req->sleep_ms());
+      while (absl::Now() < until) {
+        if (ctx->IsCancelled()) {
+          saw_cancel_.Notify();
+          return Status(StatusCode::CANCELLED, "noticed");
+        }
+        absl::SleepFor(absl::Milliseconds(2));
+      }
+    }
+    if (req->status_code() != 0) {
+      return Status(static_cast<StatusCode>(req->status_code()),
+                    req->status_message());
+    }
+    resp->set_message(req->message());
+    resp->set_payload(std::string(req->response_size(), 'r'));
+    return Status::OK;
+  }
+
+  Status ServerStream(ServerContext* ctx, const EchoRequest* req,
+                      ServerWriter<EchoResponse>* writer) override {
+    EchoResponse resp;
+    resp.set_payload(std::string(req->response_size(), 's'));
+    for (int i = 0; i < req->count(); ++i) {
+      resp.set_index(i);
+      resp.set_message(req->message());
+      if (!writer->Write(resp)) {
+        writes_failed_.Notify();
+        return Status(StatusCode::CANCELLED, "client went away");
+      }
+      max_written_ = i + 1;
+    }
+    (void)ctx;
+    if (req->status_code() != 0) {
+      return Status(static_cast<StatusCode>(req->status_code()),
+                    req->status_message());
+    }
+    return Status::OK;
+  }
+
+  Status ClientStream(ServerContext* /*ctx*/, ServerReader<EchoRequest>* reader,
+                      EchoResponse* resp) override {
+    EchoRequest req;
+    int n = 0;
+    std::string all;
+    while (reader->Read(&req)) {
+      ++n;
+      all += req.message();
+    }
+    resp->set_index(n);
+    resp->set_message(all);
+    return Status::OK;
+  }
+
+  Status Bidi(ServerContext* /*ctx*/,
+              ServerReaderWriter<EchoResponse, EchoRequest>* stream) override {
+    EchoRequest req;
+    int n = 0;
+    while (stream->Read(&req)) {
+      EchoResponse resp;
+      resp.set_message(req.message());
+      resp.set_index(n++);
+      if (!stream->Write(resp)) break;
+    }
+    return Status::OK;
+  }
+
+  absl::Notification saw_cancel_;
+  absl::Notification writes_failed_;
+  std::atomic<int> max_written_{0};
+};
+
+class EndToEndTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(ServerBuilder()); }
+
+  void StartServer(ServerBuilder builder) {
+    server_.reset();
+    int port = 0;
+    server_ =
+        builder
+            .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
+            .RegisterService(&service_)
+            .BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port, 0);
+    port_ = port;
+    channel_ = CreateChannel("127.0.0.1:" + std::to_string(port),
+                             InsecureChannelCredentials());
+    stub_ = EchoService::NewStub(channel_);
+  }
+
+  void TearDown() override {
+    stub_.reset();
+    channel_.reset();
+    if (server_ != nullptr) server_->Shutdown(absl::Now() + absl::Seconds(5));
+  }
+
+  static void Bound(ClientContext* ctx, int seconds = 10) {
+    ctx->set_deadline(absl::Now() + absl::Seconds(seconds));
+  }
+
+  EchoServiceImpl service_;
+  std::unique_ptr<Server> server_;
+  int port_ = 0;
+  std::shared_ptr<Channel> channel_;
+  std::unique_ptr<EchoService::Stub> stub_;
+};
+
+TEST_F(EndToEndTest, UnaryRoundTrip) {
+  for (int i = 0; i < 3; ++i) {
+    ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(10));
+    EchoRequest req;
+    req.set_message("hello " + std::to_string(i));
+    req.set_response_size(100);
+    EchoResponse resp;
+    Status s = stub_->Echo(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(resp.message(), req.message());
+    EXPECT_EQ(resp.payload().size(), 100u);
+    EXPECT_EQ(ctx.peer().rfind("ipv4:127.0.0.1:", 0), 0u) << ctx.peer();
+  }
+}
+
+TEST_F(EndToEndTest, EmptyMessages) {
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoResponse resp;
+  Status s = stub_->Echo(&ctx, EchoRequest(), &resp);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(resp.ByteSizeLong(), 0u);
+}
+
+TEST_F(EndToEndTest, MetadataBothWays) {
+  ClientContext ctx;
+  Bound(&ctx);
+  const std::string binary("\x00\x01\xfe\xff", 4);
+  ctx.AddMetadata("echo-text", "value one");
+  ctx.AddMetadata("echo-data-bin", binary);
+  EchoRequest req;
+  req.set_message("md");
+  EchoResponse resp;
+  Status s = stub_->Echo(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ctx.GetServerInitialMetadata().Get("initial-echo-text"),
+            "value one");
+  EXPECT_EQ(ctx.GetServerInitialMetadata().Get("initial-echo-data-bin"),
+            binary);
+  EXPECT_EQ(ctx.GetServerTrailingMetadata().Get("trailing-echo-text"),
+            "value one");
+  EXPECT_EQ(ctx.GetServerTrailingMetadata().Get("trailing-echo-data-bin"),
+            binary);
+}
+
+TEST_F(EndToEndTest, MetadataOnTrailersOnlyError) {
+  ClientContext ctx;
+  Bound(&ctx);
+  ctx.AddMetadata("echo-x", "y");
+  EchoRequest req;
+  req.set_status_code(StatusCode::NOT_FOUND);
+  EchoResponse resp;
+  Status s = stub_->Echo(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::NOT_FOUND);
+  // A Trailers-Only response carries both kinds in one block.
+  EXPECT_EQ(ctx.GetServerTrailingMetadata().Get("trailing-echo-x"), "y");
+}
+
+TEST_F(EndToEndTest, InvalidMetadataFailsLocally) {
+  ClientContext ctx;
+  Bound(&ctx);
+  ctx.AddMetadata("Bad Key", "v");
+  EchoResponse resp;
+  Status s = stub_->Echo(&ctx, EchoRequest(), &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s;
+}
+
+TEST_F(EndToEndTest, StatusCodesAndMessages) {
+  const std::string special = "t\xc3\xa9st 100% \"done\"\n\t\x01 ok";
+  for (int code = 1; code <= 16; ++code) {
+    ClientContext ctx;
+    Bound(&ctx);
+    EchoRequest req;
+    req.set_status_code(code);
+    req.set_status_message(code == 2 ? special
+                                     : "code " + std::to_string(code));
+    EchoResponse resp;
+    Status s = stub_->Echo(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), code);
+    EXPECT_EQ(s.error_message(), req.status_message());
+  }
+}
+
+TEST_F(EndToEndTest, DeadlineExceeded) {
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Milliseconds(100));
+  EchoRequest req;
+  req.set_sleep_ms(3000);
+  EchoResponse resp;
+  const absl::Time start = absl::Now();
+  Status s = stub_->Echo(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  // The server enforces it too: its handler sees the cancellation.
+  EXPECT_TRUE(
+      service_.saw_cancel_.WaitForNotificationWithTimeout(absl::Seconds(5)));
+}
+
+TEST_F(EndToEndTest, ExpiredDeadlineFailsAtOnce) {
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() - absl::Seconds(1));
+  EchoResponse resp;
+  Status s = stub_->Echo(&ctx, EchoRequest(), &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s;
+}
+
+TEST_F(EndToEndTest, ClientCancel) {
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoRequest req;
+  req.set_sleep_ms(5000);
+  EchoResponse resp;
+  std::thread canceller([&ctx] {
+    absl::SleepFor(absl::Milliseconds(100));
+    ctx.TryCancel();
+  });
+  Status s = stub_->Echo(&ctx, req, &resp);
+  canceller.join();
+  EXPECT_EQ(s.error_code(), StatusCode::CANCELLED) << s;
+  EXPECT_TRUE(
+      service_.saw_cancel_.WaitForNotificationWithTimeout(absl::Seconds(5)));
+}
+
+TEST_F(EndToEndTest, UnknownMethodAndService) {
+  {
+    ClientContext ctx;
+    Bound(&ctx);
+    auto stub = test::Unregistered::NewStub(channel_);
+    EchoResponse resp;
+    Status s = stub->Nothing(&ctx, EchoRequest(), &resp);
+    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED) << s;
+  }
+  {
+    ClientContext ctx;
+    Bound(&ctx);
+    EchoResponse resp;
+    Status s = BlockingUnaryCall(channel_, "/rpc.test.EchoService/Missing",
+                                 &ctx, EchoRequest(), &resp);
+    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED) << s;
+  }
+}
+
+TEST_F(EndToEndTest, MaxReceiveSizeOnServer) {
+  ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(1000);
+  StartServer(std::move(builder));
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoRequest req;
+  req.set_payload(std::string(5000, 'x'));
+  EchoResponse resp;
+  Status s = stub_->Echo(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s;
+  // The connection stays usable.
+  ClientContext ctx2;
+  Bound(&ctx2);
+  EXPECT_TRUE(stub_->Echo(&ctx2, EchoRequest(), &resp).ok());
+}
+
+TEST_F(EndToEndTest, MaxReceiveSizeOnClient) {
+  ChannelArguments args;
+  args.SetMaxReceiveMessageSize(1000);
+  auto channel = CreateCustomChannel("127.0.0.1:" + std::to_string(port_),
+                                     InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoRequest req;
+  req.set_response_size(5000);
+  EchoResponse resp;
+  Status s = stub->Echo(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s;
+}
+
+TEST_F(EndToEndTest, MaxSendSize) {
+  ChannelArguments args;
+  args.SetMaxSendMessageSize(1000);
+  auto channel = CreateCustomChannel("127.0.0.1:" + std::to_string(port_),
+                                     InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoRequest req;
+  req.set_payload(std::string(5000, 'x'));
+  EchoResponse resp;
+  Status s = stub->Echo(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s;
+
+  ServerBuilder builder;
+  builder.SetMaxSendMessageSize(1000);
+  StartServer(std::move(builder));
+  ClientContext ctx2;
+  Bound(&ctx2);
+  EchoRequest req2;
+  req2.set_response_size(5000);
+  s = stub_->Echo(&ctx2, req2, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s;
+}
+
+TEST_F(EndToEndTest, MalformedRequestIsInternal) {
+  ClientContext ctx;
+  Bound(&ctx);
+  std::shared_ptr<internal::ClientCall> call = channel_->CreateCall(
+      "/rpc.test.EchoService/Echo", ctx.deadline(), ctx.send_metadata());
+  ctx.set_call(call, channel_);
+  transport::SliceBuffer garbage;
+  garbage.Append(std::string("\xff\xff\xff\xff", 4));
+  call->Start(&garbage, true);
+  transport::SliceBuffer out;
+  EXPECT_FALSE(call->Read(&out));
+  Status s = ctx.FinishCall();
+  EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s;
+}
+
+TEST_F(EndToEndTest, ManyConcurrentCallsOnOneChannel) {
+  constexpr int kThreads = 8;
+  constexpr int kCallsPerThread = 50;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCallsPerThread; ++i) {
+        ClientContext ctx;
+        Bound(&ctx);
+        EchoRequest req;
+        req.set_message(std::to_string(t) + "/" + std::to_string(i));
+        EchoResponse resp;
+        if (stub_->Echo(&ctx, req, &resp).ok() &&
+            resp.message() == req.message()) {
+          ++ok;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kThreads * kCallsPerThread);
+}
+
+TEST_F(EndToEndTest, AsyncUnary) {
+  constexpr int kCalls = 100;
+  std::vector<std::unique_ptr<ClientContext>> contexts(kCalls);
+  std::vector<EchoResponse> responses(kCalls);
+  std::vector<Status> statuses(kCalls);
+  absl::Mutex mu;
+  int done = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    contexts[i] = std::make_unique<ClientContext>();
+    Bound(contexts[i].get());
+    EchoRequest req;
+    req.set_message(std::to_string(i));
+    if (i % 10 == 9) req.set_status_code(StatusCode::OUT_OF_RANGE);
+    stub_->async()->Echo(contexts[i].get(), &req, &responses[i],
+                         [&, i](Status s) {
+                           absl::MutexLock lock(&mu);
+                           statuses[i] = std::move(s);
+                           ++done;
+                         });
+  }
+  {
+    absl::MutexLock lock(&mu);
+    auto all_done = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu) {
+      return done == kCalls;
+    };
+    ASSERT_TRUE(
+        mu.AwaitWithTimeout(absl::Condition(&all_done), absl::Seconds(10)));
+  }
+  for (int i = 0; i < kCalls; ++i) {
+    if (i % 10 == 9) {
+      EXPECT_EQ(statuses[i].error_code(), StatusCode::OUT_OF_RANGE);
+    } else {
+      EXPECT_TRUE(statuses[i].ok()) << statuses[i];
+      EXPECT_EQ(responses[i].message(), std::to_string(i));
+    }
+  }
+}
+
+TEST_F(EndToEndTest, AsyncUnaryDeadline) {
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Milliseconds(50));
+  EchoRequest req;
+  req.set_sleep_ms(2000);
+  EchoResponse resp;
+  absl::Notification done;
+  Status status;
+  stub_->async()->Echo(&ctx, &req, &resp, [&](Status s) {
+    status = std::move(s);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED);
+}
+
+TEST_F(EndToEndTest, ServerStreaming) {
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoRequest req;
+  req.set_message("s");
+  req.set_count(20);
+  auto reader = stub_->ServerStream(&ctx, req);
+  EchoResponse resp;
+  int n = 0;
+  while (reader->Read(&resp)) {
+    EXPECT_EQ(resp.index(), n);
+    ++n;
+  }
+  Status s = reader->Finish();
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(n, 20);
+}
+
+TEST_F(EndToEndTest, ServerStreamingThenError) {
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoRequest req;
+  req.set_count(3);
+  req.set_status_code(StatusCode::ABORTED);
+  req.set_status_message("after three");
+  auto reader = stub_->ServerStream(&ctx, req);
+  EchoResponse resp;
+  int n = 0;
+  while (reader->Read(&resp)) ++n;
+  Status s = reader->Finish();
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(s.error_code(), StatusCode::ABORTED);
+  EXPECT_EQ(s.error_message(), "after three");
+}
+
+TEST_F(EndToEndTest, ClientStreaming) {
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoResponse resp;
+  auto writer = stub_->ClientStream(&ctx, &resp);
+  for (int i = 0; i < 10; ++i) {
+    EchoRequest req;
+    req.set_message(std::to_string(i));
+    ASSERT_TRUE(writer->Write(req));
+  }
+  ASSERT_TRUE(writer->WritesDone());
+  Status s = writer->Finish();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(resp.index(), 10);
+  EXPECT_EQ(resp.message(), "0123456789");
+}
+
+TEST_F(EndToEndTest, ClientStreamingEmpty) {
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoResponse resp;
+  auto writer = stub_->ClientStream(&ctx, &resp);
+  Status s = writer->Finish();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(resp.index(), 0);
+}
+
+TEST_F(EndToEndTest, BidiPingPong) {
+  ClientContext ctx;
+  Bound(&ctx);
+  auto stream = stub_->Bidi(&ctx);
+  for (int i = 0; i < 10; ++i) {
+    EchoRequest req;
+    req.set_message("ping " + std::to_string(i));
+    ASSERT_TRUE(stream->Write(req));
+    EchoResponse resp;
+    ASSERT_TRUE(stream->Read(&resp));
+    EXPECT_EQ(resp.message(), req.message());
+    EXPECT_EQ(resp.index(), i);
+  }
+  stream->WritesDone();
+  EchoResponse resp;
+  EXPECT_FALSE(stream->Read(&resp));
+  Status s = stream->Finish();
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+// A client that reads slowly holds a fast server writer back: the server's
+// Write blocks instead of buffering the whole stream.
+TEST_F(EndToEndTest, ServerStreamingBackpressure) {
+  ClientContext ctx;
+  Bound(&ctx, 30);
+  EchoRequest req;
+  req.set_count(2000);
+  req.set_response_size(16 << 10);  // 32 MiB in all
+  auto reader = stub_->ServerStream(&ctx, req);
+  EchoResponse resp;
+  ASSERT_TRUE(reader->Read(&resp));
+  absl::SleepFor(absl::Milliseconds(300));
+  // Windows (1 MiB stream, 4 MiB connection), the output high-water mark and
+  // the call's write bound let only a few MiB through while we do not read.
+  const int written = service_.max_written_.load();
+  EXPECT_LT(written, 500) << "the writer was not held back";
+  int n = 1;
+  while (reader->Read(&resp)) ++n;
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(n, 2000);
+}
+
+// A stalled stream holds back only its own writer: another call on the same
+// connection streams at full speed meanwhile.
+TEST_F(EndToEndTest, StalledStreamDoesNotBlockOthers) {
+  ClientContext stalled_ctx;
+  Bound(&stalled_ctx, 30);
+  EchoRequest big;
+  big.set_count(1000);
+  big.set_response_size(16 << 10);
+  auto stalled = stub_->ServerStream(&stalled_ctx, big);
+  EchoResponse resp;
+  ASSERT_TRUE(stalled->Read(&resp));  // Started; then not read for a while.
+
+  ClientContext ctx;
+  Bound(&ctx, 10);
+  EchoRequest req;
+  req.set_count(300);
+  req.set_response_size(16 << 10);
+  auto reader = stub_->ServerStream(&ctx, req);
+  int n = 0;
+  while (reader->Read(&resp)) ++n;
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(n, 300);
+
+  stalled_ctx.TryCancel();
+  while (stalled->Read(&resp)) {
+  }
+  EXPECT_EQ(stalled->Finish().error_code(), StatusCode::CANCELLED);
+}
+
+// The reverse: a slow server reader holds a fast client writer back.
+TEST_F(EndToEndTest, ClientStreamingBackpressureAndCancel) {
+  ClientContext ctx;
+  Bound(&ctx, 30);
+  EchoResponse resp;
+  auto stream = stub_->Bidi(&ctx);  // The server reads one, writes one...
+  EchoRequest req;
+  req.set_message(std::string(64 << 10, 'w'));
+  std::atomic<int> writes{0};
+  std::thread writer([&] {
+    while (stream->Write(req)) ++writes;
+  });
+  // Nobody reads the responses: the server's writes block, so it stops
+  // reading, so our writes block.
+  absl::SleepFor(absl::Milliseconds(500));
+  const int stalled_at = writes.load();
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(writes.load(), stalled_at);
+  EXPECT_LT(stalled_at, 400);
+  ctx.TryCancel();
+  writer.join();
+  EXPECT_EQ(stream->Finish().error_code(), StatusCode::CANCELLED);
+}
+
+TEST_F(EndToEndTest, ShutdownWithCallsInFlight) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0}, failed{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      ClientContext ctx;
+      Bound(&ctx);
+      EchoRequest req;
+      req.set_sleep_ms(200);
+      EchoResponse resp;
+      if (stub_->Echo(&ctx, req, &resp).ok()) {
+        ++ok;
+      } else {
+        ++failed;
+      }
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(50));
+  // Graceful: the calls in flight finish.
+  server_->Shutdown(absl::Now() + absl::Seconds(5));
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 4);
+  // New calls fail.
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoResponse resp;
+  EXPECT_EQ(stub_->Echo(&ctx, EchoRequest(), &resp).error_code(),
+            StatusCode::UNAVAILABLE);
+}
+
+TEST_F(EndToEndTest, ShutdownDeadlineCancelsLongCalls) {
+  std::atomic<int> code{-1};
+  std::thread t([&] {
+    ClientContext ctx;
+    Bound(&ctx);
+    EchoRequest req;
+    req.set_sleep_ms(5000);
+    EchoResponse resp;
+    code = stub_->Echo(&ctx, req, &resp).error_code();
+  });
+  absl::SleepFor(absl::Milliseconds(100));
+  const absl::Time start = absl::Now();
+  server_->Shutdown(absl::Now() + absl::Milliseconds(100));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+  t.join();
+  EXPECT_EQ(code.load(), StatusCode::UNAVAILABLE);
+}
+
+TEST_F(EndToEndTest, ConnectFailureThenReconnect) {
+  // Nothing listens on this port: UNAVAILABLE.
+  server_->Shutdown(absl::Now());
+  const int port = port_;
+  {
+    ClientContext ctx;
+    Bound(&ctx);
+    EchoResponse resp;
+    auto channel = CreateChannel("127.0.0.1:" + std::to_string(port),
+                                 InsecureChannelCredentials());
+    auto stub = EchoService::NewStub(channel);
+    EXPECT_EQ(stub->Echo(&ctx, EchoRequest(), &resp).error_code(),
+              StatusCode::UNAVAILABLE);
+  }
+}
+
+TEST_F(EndToEndTest, ChannelSurvivesServerRestart) {
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoResponse resp;
+  ASSERT_TRUE(stub_->Echo(&ctx, EchoRequest(), &resp).ok());
+  const int port = port_;
+  server_->Shutdown(absl::Now() + absl::Seconds(2));
+  server_.reset();
+  int new_port = 0;
+  server_ = ServerBuilder()
+                .AddListeningPort("127.0.0.1:" + std::to_string(port),
+                                  InsecureServerCredentials(), &new_port)
+                .RegisterService(&service_)
+                .BuildAndStart();
+  ASSERT_NE(server_, nullptr);
+  // The channel reconnects (maybe after a backoff).
+  bool ok = false;
+  for (int i = 0; i < 100 && !ok; ++i) {
+    ClientContext ctx2;
+    Bound(&ctx2);
+    ok = stub_->Echo(&ctx2, EchoRequest(), &resp).ok();
+    if (!ok) absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace rpc

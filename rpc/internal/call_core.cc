@@ -1,0 +1,86 @@
+#include "rpc/internal/call_core.h"
+
+#include <utility>
+
+namespace rpc {
+namespace internal {
+
+size_t CallCore::OnDataBytes(size_t n) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_ || queued_bytes_ < read_bound_) return n;
+  owed_bytes_ += n;
+  return 0;
+}
+
+void CallCore::PushMessage(transport::SliceBuffer payload) {
+  // Slice reference counts are not atomic (slice.h): the payload still shares
+  // its blocks with the connection's read buffer, so the reader gets a copy in
+  // a block of its own.
+  transport::SliceBuffer own;
+  if (!payload.empty()) own.Append(payload.CopyToNewBlock());
+  payload.Clear();
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return;
+  payload = std::move(own);
+  queued_bytes_ += payload.size() + 5;
+  messages_.push_back(std::move(payload));
+  cv_.SignalAll();
+}
+
+void CallCore::PushEnd() {
+  absl::MutexLock lock(&mu_);
+  ended_ = true;
+  cv_.SignalAll();
+}
+
+void CallCore::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  messages_.clear();
+  queued_bytes_ = 0;
+  cv_.SignalAll();
+}
+
+void CallCore::ReleaseWriteCredit() {
+  absl::MutexLock lock(&mu_);
+  inflight_ = 0;
+  cv_.SignalAll();
+}
+
+bool CallCore::HasWriteCredit() const {
+  absl::MutexLock lock(&mu_);
+  return inflight_ > 0;
+}
+
+CallCore::ReadResult CallCore::Read(transport::SliceBuffer* out,
+                                    size_t* consume) {
+  *consume = 0;
+  absl::MutexLock lock(&mu_);
+  while (messages_.empty() && !ended_ && !cancelled_) cv_.Wait(&mu_);
+  if (cancelled_) return ReadResult::kCancelled;
+  if (messages_.empty()) return ReadResult::kEnd;
+  *out = std::move(messages_.front());
+  messages_.pop_front();
+  queued_bytes_ -= out->size() + 5;
+  if (owed_bytes_ > 0 && queued_bytes_ <= read_bound_ / 2) {
+    *consume = owed_bytes_;
+    owed_bytes_ = 0;
+  }
+  return ReadResult::kMessage;
+}
+
+bool CallCore::AcquireWriteCredit(size_t n) {
+  absl::MutexLock lock(&mu_);
+  while (inflight_ > write_bound_ && !cancelled_) cv_.Wait(&mu_);
+  if (cancelled_) return false;
+  inflight_ += n;
+  return true;
+}
+
+bool CallCore::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+}  // namespace internal
+}  // namespace rpc

@@ -1,0 +1,387 @@
+#include "rpc/internal/client_call.h"
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "rpc/channel.h"
+#include "rpc/internal/client_transport.h"
+#include "rpc/internal/header_builder.h"
+#include "rpc/wire/content_type.h"
+#include "rpc/wire/percent.h"
+#include "rpc/wire/timeout.h"
+
+namespace rpc {
+namespace internal {
+
+ClientCall::ClientCall(Channel* channel, transport::EventLoop* loop,
+                       std::string path, absl::Time deadline, Metadata metadata,
+                       const ClientCallOptions& options)
+    : channel_(channel),
+      loop_(loop),
+      path_(std::move(path)),
+      deadline_(deadline),
+      metadata_(std::move(metadata)),
+      options_(options),
+      core_(options.read_bound, options.write_bound),
+      deframer_(options.max_receive_message_size) {}
+
+ClientCall::~ClientCall() = default;
+
+void ClientCall::Post(transport::EventLoop::Task task) {
+  loop_->Post(std::move(task));
+}
+
+// ---- Application thread ----
+
+void ClientCall::Start(transport::SliceBuffer* first, bool end) {
+  std::vector<PendingWrite> writes;
+  if (first != nullptr) {
+    if (first->size() > options_.max_send_message_size) {
+      Post([self = shared_from_this()] {
+        self->LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
+                              "request message larger than max"));
+      });
+      return;
+    }
+    PendingWrite w{{}, end};
+    (void)WriteMessage(std::move(*first), false, &w.framed);
+    writes.push_back(std::move(w));
+  } else if (end) {
+    writes.push_back(PendingWrite{{}, true});
+  }
+  writes_done_ = end;
+  Post([self = shared_from_this(), writes = std::move(writes)]() mutable {
+    self->pending_ = std::move(writes);
+    self->channel_->LoopStartCall(self);
+  });
+}
+
+bool ClientCall::Write(transport::SliceBuffer payload, bool end) {
+  if (writes_done_) return false;
+  if (payload.size() > options_.max_send_message_size) {
+    Cancel(Status(StatusCode::RESOURCE_EXHAUSTED,
+                  "request message larger than max (" +
+                      std::to_string(payload.size()) + " vs. " +
+                      std::to_string(options_.max_send_message_size) + ")"));
+    return false;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (has_status_) return false;
+  }
+  PendingWrite w{{}, end};
+  if (!WriteMessage(std::move(payload), false, &w.framed).ok()) return false;
+  if (!core_.AcquireWriteCredit(w.framed.size())) return false;
+  writes_done_ = end;
+  Post([self = shared_from_this(), w = std::move(w)]() mutable {
+    self->LoopWrite(std::move(w));
+  });
+  return true;
+}
+
+void ClientCall::WritesDone() {
+  if (writes_done_) return;
+  writes_done_ = true;
+  Post([self = shared_from_this()] {
+    self->LoopWrite(PendingWrite{{}, true});
+  });
+}
+
+bool ClientCall::Read(transport::SliceBuffer* payload) {
+  size_t consume = 0;
+  CallCore::ReadResult r = core_.Read(payload, &consume);
+  if (consume > 0) {
+    Post([self = shared_from_this(), consume] {
+      if (self->transport_ == nullptr) return;
+      self->transport_->connection().ConsumeData(self->stream_id_, consume);
+      self->transport_->ScheduleFlush();
+    });
+  }
+  return r == CallCore::ReadResult::kMessage;
+}
+
+void ClientCall::WaitForInitialMetadata() {
+  absl::MutexLock lock(&mu_);
+  while (!has_initial_ && !has_status_) cv_.Wait(&mu_);
+}
+
+Status ClientCall::Finish(Metadata* initial, Metadata* trailing) {
+  absl::MutexLock lock(&mu_);
+  while (!has_status_) cv_.Wait(&mu_);
+  if (initial != nullptr) *initial = initial_;
+  if (trailing != nullptr) *trailing = trailing_;
+  return status_;
+}
+
+void ClientCall::Cancel(Status status) {
+  Post([self = shared_from_this(), status = std::move(status)] {
+    self->LoopFail(status);
+  });
+}
+
+void ClientCall::CopyInitialMetadata(Metadata* out) const {
+  absl::MutexLock lock(&mu_);
+  *out = initial_;
+}
+
+bool ClientCall::has_status() const {
+  absl::MutexLock lock(&mu_);
+  return has_status_;
+}
+
+std::string ClientCall::peer() const {
+  absl::MutexLock lock(&mu_);
+  return peer_;
+}
+
+// ---- Loop thread ----
+
+void ClientCall::LoopStart(ClientTransport* transport) {
+  if (done_loop_) return;
+  started_ = true;
+  if (absl::Status s = ValidateUserMetadata(metadata_); !s.ok()) {
+    LoopFail(Status(StatusCode::INTERNAL, std::string(s.message())));
+    return;
+  }
+  const absl::Duration timeout = deadline_ - absl::Now();
+  if (deadline_ != absl::InfiniteFuture() && timeout <= absl::ZeroDuration()) {
+    LoopFail(Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"));
+    return;
+  }
+  HeaderBuilder h;
+  h.Add(":method", "POST");
+  h.Add(":scheme", channel_->scheme());
+  h.Add(":path", path_);
+  h.Add(":authority", channel_->authority());
+  h.Add("te", "trailers");
+  h.Add("content-type", kGrpcContentType);
+  h.Add("user-agent", channel_->user_agent());
+  h.Add("grpc-accept-encoding", "identity");
+  if (deadline_ != absl::InfiniteFuture()) {
+    h.AddCopy("grpc-timeout", EncodeTimeout(timeout));
+  }
+  h.AddMetadata(metadata_);
+  // A request with no message and its end (rare) ends on its HEADERS.
+  const bool end_on_headers =
+      pending_.size() == 1 && pending_[0].end && pending_[0].framed.empty();
+  absl::StatusOr<uint32_t> id =
+      transport->Submit(shared_from_this(), h.fields(), end_on_headers);
+  if (!id.ok()) {
+    LoopFail(
+        Status(StatusCode::UNAVAILABLE, std::string(id.status().message())));
+    return;
+  }
+  transport_ = transport;
+  stream_id_ = *id;
+  stream_open_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    peer_ = transport->peer();
+  }
+  if (deadline_ != absl::InfiniteFuture()) {
+    deadline_timer_ = loop_->RunAfter(timeout, [self = shared_from_this()] {
+      self->deadline_timer_ = transport::EventLoop::kInvalidTimer;
+      self->LoopFail(
+          Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"));
+    });
+  }
+  if (end_on_headers) {
+    local_end_ = true;
+    pending_.clear();
+  }
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (PendingWrite& w : pending) LoopWrite(std::move(w));
+}
+
+void ClientCall::LoopWrite(PendingWrite write) {
+  if (!started_) {
+    pending_.push_back(std::move(write));
+    return;
+  }
+  ClientTransport* t = transport_;
+  if (done_loop_ || t == nullptr || local_end_) return;
+  local_end_ = write.end;
+  const bool has_data = !write.framed.empty();
+  if (!t->connection()
+           .SubmitData(stream_id_, std::move(write.framed), write.end)
+           .ok()) {
+    return;
+  }
+  if (has_data) t->TrackWrite(stream_id_);
+  t->ScheduleFlush();
+}
+
+void ClientCall::LoopOnHeaders(const hpack::HeaderList& headers,
+                               bool end_stream) {
+  if (done_loop_) return;
+  const std::string_view http_status = FindHeader(headers, ":status");
+  if (end_stream) {
+    LoopStatusFromTrailers(headers, http_status);
+    return;
+  }
+  if (http_status != "200") {
+    int code = 0;
+    (void)absl::SimpleAtoi(
+        absl::string_view(http_status.data(), http_status.size()), &code);
+    LoopFail(StatusFromHttp2Status(code));
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  ParseMetadata(headers, &initial_);
+  has_initial_ = true;
+  cv_.SignalAll();
+}
+
+void ClientCall::LoopOnTrailers(const hpack::HeaderList& trailers) {
+  if (done_loop_) return;
+  LoopStatusFromTrailers(trailers, "200");
+}
+
+void ClientCall::LoopStatusFromTrailers(const hpack::HeaderList& trailers,
+                                        std::string_view http_status) {
+  Metadata trailing;
+  ParseMetadata(trailers, &trailing);
+  const std::string_view grpc_status = FindHeader(trailers, "grpc-status");
+  Status status;
+  bool found = false;
+  for (size_t i = 0; i < trailers.size(); ++i) {
+    if (trailers[i].name == "grpc-status") found = true;
+  }
+  if (!found) {
+    int code = 0;
+    (void)absl::SimpleAtoi(
+        absl::string_view(http_status.data(), http_status.size()), &code);
+    status = code != 200
+                 ? StatusFromHttp2Status(code)
+                 : Status(StatusCode::UNKNOWN, "response without grpc-status");
+  } else {
+    std::string details;
+    const std::string_view details_bin =
+        FindHeader(trailers, "grpc-status-details-bin");
+    if (!details_bin.empty()) {
+      absl::StatusOr<std::string> d = DecodeBinaryValue(details_bin);
+      if (d.ok()) details = std::move(*d);
+    }
+    status = Status(ParseGrpcStatusValue(grpc_status),
+                    PercentDecode(FindHeader(trailers, "grpc-message")),
+                    std::move(details));
+  }
+  if (status.ok()) {
+    absl::Status s = deframer_.Finish();
+    if (!s.ok()) status = FromAbslStatus(s);
+  }
+  LoopComplete(std::move(status), std::move(trailing), /*clean=*/true);
+}
+
+void ClientCall::LoopOnData(transport::Slice data) {
+  const size_t n = data.size();
+  if (done_loop_) {
+    transport_->connection().ConsumeData(stream_id_, n);
+    return;
+  }
+  absl::Status s = deframer_.Push(std::move(data));
+  const size_t consume = core_.OnDataBytes(n);
+  if (consume > 0) transport_->connection().ConsumeData(stream_id_, consume);
+  if (!s.ok()) {
+    LoopFail(FromAbslStatus(s));
+    return;
+  }
+  ReceivedMessage msg;
+  while (deframer_.Next(&msg)) {
+    if (msg.compressed) {
+      LoopFail(Status(StatusCode::INTERNAL,
+                      "compressed message without grpc-encoding"));
+      return;
+    }
+    core_.PushMessage(std::move(msg.payload));
+  }
+}
+
+void ClientCall::LoopOnEnd() {
+  if (done_loop_) return;
+  LoopComplete(Status(StatusCode::INTERNAL, "stream ended without trailers"),
+               {}, false);
+}
+
+void ClientCall::LoopOnReset(transport::Http2ErrorCode code, bool remote,
+                             bool connection_dead) {
+  stream_open_ = false;
+  if (done_loop_) return;
+  if (deadline_ != absl::InfiniteFuture() && absl::Now() >= deadline_) {
+    LoopComplete(Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"), {},
+                 false);
+    return;
+  }
+  if (connection_dead || !remote) {
+    LoopComplete(Status(StatusCode::UNAVAILABLE, "connection failed"), {},
+                 false);
+    return;
+  }
+  const uint32_t h2 = static_cast<uint32_t>(code);
+  LoopComplete(Status(StatusCodeFromRstStream(h2),
+                      "stream reset by the server (HTTP/2 error " +
+                          std::to_string(h2) + ")"),
+               {}, false);
+}
+
+void ClientCall::LoopOnClosed() {
+  stream_open_ = false;
+  transport_ = nullptr;
+  if (deadline_timer_ != transport::EventLoop::kInvalidTimer) {
+    loop_->Cancel(deadline_timer_);
+    deadline_timer_ = transport::EventLoop::kInvalidTimer;
+  }
+  if (!done_loop_) {
+    LoopComplete(Status(StatusCode::INTERNAL, "stream closed"), {}, false);
+  }
+}
+
+void ClientCall::LoopFail(const Status& status) {
+  started_ = true;  // No stream will come: drop later writes.
+  if (done_loop_) return;
+  LoopComplete(status, {}, false);
+  ClientTransport* t = transport_;
+  if (t != nullptr && stream_open_) {
+    stream_open_ = false;
+    t->connection().ResetStream(stream_id_, transport::Http2ErrorCode::kCancel);
+    t->ScheduleFlush();
+  }
+}
+
+void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
+  if (done_loop_) return;
+  done_loop_ = true;
+  if (deadline_timer_ != transport::EventLoop::kInvalidTimer) {
+    loop_->Cancel(deadline_timer_);
+    deadline_timer_ = transport::EventLoop::kInvalidTimer;
+  }
+  if (clean) {
+    core_.PushEnd();
+  } else {
+    core_.Cancel();
+  }
+  core_.ReleaseWriteCredit();
+  {
+    absl::MutexLock lock(&mu_);
+    status_ = std::move(status);
+    trailing_ = std::move(trailing);
+    has_status_ = true;
+    cv_.SignalAll();
+  }
+  if (on_done_) {
+    absl::AnyInvocable<void()> on_done = std::move(on_done_);
+    on_done_ = nullptr;
+    on_done();
+  }
+  // The server ended while we still send: stop our side too.
+  ClientTransport* t = transport_;
+  if (clean && t != nullptr && stream_open_ && !local_end_) {
+    stream_open_ = false;
+    t->connection().ResetStream(stream_id_, transport::Http2ErrorCode::kCancel);
+    t->ScheduleFlush();
+  }
+}
+
+}  // namespace internal
+}  // namespace rpc

@@ -1,0 +1,157 @@
+// ClientCall: one outgoing call, shared between the application thread that
+// makes it (blocking Read/Write/Finish) and the channel's loop thread, which
+// owns the stream (methods named Loop*).
+//
+// Every application operation is a task posted to the loop, so they apply in
+// the order made; operations made before the stream exists (the connection is
+// still being established) wait in the call and follow its HEADERS.
+//
+// The status is decided once, by the first of: the trailers (or a
+// Trailers-Only response; grpc-status/grpc-message, or the HTTP status when
+// grpc-status is missing), a reset from the server, the deadline timer, a
+// cancel (TryCancel, or the library cancelling after a local error: an
+// oversized or unparsable message), or the connection failing. A call that
+// gets its status while its stream is open resets the stream (CANCEL).
+
+#ifndef RPC_INTERNAL_CLIENT_CALL_H_
+#define RPC_INTERNAL_CLIENT_CALL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "hpack/header_list.h"
+#include "rpc/internal/call_core.h"
+#include "rpc/wire/message_framer.h"
+#include "rpc/wire/metadata.h"
+#include "rpc/wire/status.h"
+#include "transport/event_loop.h"
+#include "transport/http2_error.h"
+#include "transport/slice.h"
+
+namespace rpc {
+
+class Channel;
+
+namespace internal {
+
+class ClientTransport;
+
+struct ClientCallOptions {
+  size_t max_receive_message_size = kDefaultMaxReceiveMessageSize;
+  size_t max_send_message_size = SIZE_MAX;
+  size_t read_bound = 256 << 10;
+  size_t write_bound = 256 << 10;
+};
+
+class ClientCall : public std::enable_shared_from_this<ClientCall> {
+ public:
+  ClientCall(Channel* channel, transport::EventLoop* loop, std::string path,
+             absl::Time deadline, Metadata metadata,
+             const ClientCallOptions& options);
+  ~ClientCall();
+
+  // ---- Application thread ----
+  // Runs `on_done` on the loop thread once the call has its status (for the
+  // asynchronous API: Read and Finish then return without blocking). Set it
+  // before Start. It must not block.
+  void SetOnDone(absl::AnyInvocable<void()> on_done) {
+    on_done_ = std::move(on_done);
+  }
+  // Sends the request headers, then `first` (when given) as a message, and
+  // ends the requests when `end` is set. Call once, first. *first is moved
+  // from (its blocks go to the loop thread).
+  void Start(transport::SliceBuffer* first, bool end);
+  // A request message; false when the call already has its status (or the
+  // message is over the max send size: the call then ends with
+  // RESOURCE_EXHAUSTED). Blocks while the server reads slower than we write.
+  bool Write(transport::SliceBuffer payload, bool end);
+  // Ends the requests.
+  void WritesDone();
+  // The next response message; false at the end (then call Finish).
+  bool Read(transport::SliceBuffer* payload);
+  // Blocks until the response headers (or the status) arrived.
+  void WaitForInitialMetadata();
+  // Blocks until the call has its status; copies the server's metadata.
+  Status Finish(Metadata* initial, Metadata* trailing);
+  // Any thread: ends the call with `status` (CANCELLED for TryCancel) unless
+  // it has its status already.
+  void Cancel(Status status);
+  std::string peer() const;
+  bool has_status() const;
+  // The response headers' metadata received so far.
+  void CopyInitialMetadata(Metadata* out) const;
+
+  // ---- Loop thread ----
+  void LoopStart(ClientTransport* transport);
+  void LoopOnHeaders(const hpack::HeaderList& headers, bool end_stream);
+  void LoopOnTrailers(const hpack::HeaderList& trailers);
+  void LoopOnData(transport::Slice data);
+  void LoopOnEnd();
+  void LoopOnReset(transport::Http2ErrorCode code, bool remote,
+                   bool connection_dead);
+  void LoopOnClosed();
+  void LoopReleaseWriteCredit() { core_.ReleaseWriteCredit(); }
+  // Ends the call with `status` (no stream, or the stream is reset).
+  void LoopFail(const Status& status);
+  uint32_t stream_id() const { return stream_id_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct PendingWrite {
+    transport::SliceBuffer framed;
+    bool end;
+  };
+  void Post(transport::EventLoop::Task task);
+  void LoopWrite(PendingWrite write);
+  // Records the status (first one wins) and wakes the application; `clean`:
+  // the stream ended with trailers (queued messages stay readable).
+  void LoopComplete(Status status, Metadata trailing, bool clean);
+  void LoopStatusFromTrailers(const hpack::HeaderList& trailers,
+                              std::string_view http_status);
+
+  Channel* const channel_;
+  transport::EventLoop* const loop_;
+  const std::string path_;
+  const absl::Time deadline_;
+  const Metadata metadata_;
+  const ClientCallOptions options_;
+  CallCore core_;
+
+  // Loop only.
+  ClientTransport* transport_ = nullptr;
+  uint32_t stream_id_ = 0;
+  bool started_ = false;    // LoopStart ran.
+  bool done_loop_ = false;  // Status decided.
+  bool stream_open_ = false;
+  bool local_end_ = false;
+  std::vector<PendingWrite> pending_;
+  MessageDeframer deframer_;
+  transport::EventLoop::TimerId deadline_timer_ =
+      transport::EventLoop::kInvalidTimer;
+
+  // Application thread only.
+  bool writes_done_ = false;
+  // Set before Start, then loop only.
+  absl::AnyInvocable<void()> on_done_;
+
+  // Shared.
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool has_initial_ ABSL_GUARDED_BY(mu_) = false;
+  bool has_status_ ABSL_GUARDED_BY(mu_) = false;
+  Metadata initial_ ABSL_GUARDED_BY(mu_);
+  Metadata trailing_ ABSL_GUARDED_BY(mu_);
+  Status status_ ABSL_GUARDED_BY(mu_);
+  std::string peer_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace internal
+}  // namespace rpc
+
+#endif  // RPC_INTERNAL_CLIENT_CALL_H_

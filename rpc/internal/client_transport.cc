@@ -1,0 +1,130 @@
+#include "rpc/internal/client_transport.h"
+
+#include <utility>
+
+#include "rpc/internal/server_connection.h"
+
+namespace rpc {
+namespace internal {
+
+ClientTransport::ClientTransport(Host* host,
+                                 std::unique_ptr<transport::Endpoint> endpoint,
+                                 const transport::ConnectionOptions& options)
+    : host_(host),
+      peer_(PeerName(*endpoint)),
+      driver_(std::move(endpoint), options, this, this) {}
+
+ClientTransport::~ClientTransport() {
+  auto calls = std::move(calls_);
+  for (auto& [id, call] : calls) {
+    call->LoopOnClosed();
+    call->LoopFail(Status(StatusCode::UNAVAILABLE, "channel closed"));
+  }
+}
+
+absl::StatusOr<uint32_t> ClientTransport::Submit(
+    std::shared_ptr<ClientCall> call,
+    absl::Span<const hpack::HeaderField> headers, bool end_stream) {
+  if (!accepting()) return absl::UnavailableError("connection is closing");
+  absl::StatusOr<uint32_t> id =
+      connection().SubmitRequest(headers, end_stream, nullptr);
+  if (!id.ok()) return id.status();
+  calls_[*id] = std::move(call);
+  ScheduleFlush();
+  return id;
+}
+
+ClientCall* ClientTransport::Find(uint32_t stream_id) {
+  auto it = calls_.find(stream_id);
+  return it == calls_.end() ? nullptr : it->second.get();
+}
+
+void ClientTransport::TrackWrite(uint32_t stream_id) {
+  if (connection().stream_queued_bytes(stream_id) == 0) {
+    if (ClientCall* call = Find(stream_id)) call->LoopReleaseWriteCredit();
+    return;
+  }
+  waiting_writers_.insert(stream_id);
+}
+
+void ClientTransport::OnHeaders(uint32_t stream_id,
+                                const hpack::HeaderList& headers,
+                                bool end_stream) {
+  if (ClientCall* call = Find(stream_id)) {
+    call->LoopOnHeaders(headers, end_stream);
+  }
+}
+
+void ClientTransport::OnTrailers(uint32_t stream_id,
+                                 const hpack::HeaderList& trailers) {
+  if (ClientCall* call = Find(stream_id)) call->LoopOnTrailers(trailers);
+}
+
+void ClientTransport::OnData(uint32_t stream_id, transport::Slice data) {
+  if (ClientCall* call = Find(stream_id)) {
+    call->LoopOnData(std::move(data));
+  } else {
+    connection().ConsumeData(stream_id, data.size());
+  }
+}
+
+void ClientTransport::OnEndStream(uint32_t stream_id) {
+  if (ClientCall* call = Find(stream_id)) call->LoopOnEnd();
+}
+
+void ClientTransport::OnStreamReset(uint32_t stream_id,
+                                    transport::Http2ErrorCode code,
+                                    bool remote) {
+  if (ClientCall* call = Find(stream_id)) {
+    call->LoopOnReset(code, remote, connection().dead());
+  }
+}
+
+void ClientTransport::OnStreamClosed(uint32_t stream_id) {
+  auto it = calls_.find(stream_id);
+  if (it == calls_.end()) return;
+  std::shared_ptr<ClientCall> call = std::move(it->second);
+  calls_.erase(it);
+  waiting_writers_.erase(stream_id);
+  call->LoopOnClosed();
+}
+
+void ClientTransport::OnStreamWritable(uint32_t stream_id) {
+  if (ClientCall* call = Find(stream_id)) call->LoopReleaseWriteCredit();
+  waiting_writers_.erase(stream_id);
+}
+
+void ClientTransport::StartDraining() {
+  if (draining_) return;
+  draining_ = true;
+  host_->OnTransportDraining(this);
+}
+
+void ClientTransport::OnGoAway(uint32_t /*last_stream_id*/,
+                               transport::Http2ErrorCode /*code*/,
+                               std::string_view /*debug_data*/) {
+  StartDraining();
+  driver_.GracefulShutdown();
+}
+
+void ClientTransport::OnDriverProgress() {
+  // OnStreamWritable is promised; this only covers streams whose data left
+  // without one (e.g. moved by a later call of the same iteration).
+  for (auto it = waiting_writers_.begin(); it != waiting_writers_.end();) {
+    const uint32_t id = *it;
+    if (connection().stream_queued_bytes(id) != 0) {
+      ++it;
+      continue;
+    }
+    if (ClientCall* call = Find(id)) call->LoopReleaseWriteCredit();
+    waiting_writers_.erase(it++);
+  }
+}
+
+void ClientTransport::OnDriverClosed(const absl::Status& /*status*/) {
+  StartDraining();
+  host_->OnTransportClosed(this);
+}
+
+}  // namespace internal
+}  // namespace rpc

@@ -1,0 +1,93 @@
+// ClientTransport: one HTTP/2 connection of a Channel, on the channel's loop.
+// It is the Connection's listener for the calls it carries: it maps stream ids
+// to ClientCalls and forwards their events. A GOAWAY from the server makes it
+// stop taking calls (the channel opens a new connection for the next call)
+// and close once its calls are done.
+//
+// Threading: every method runs on the channel's loop thread.
+
+#ifndef RPC_INTERNAL_CLIENT_TRANSPORT_H_
+#define RPC_INTERNAL_CLIENT_TRANSPORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "rpc/internal/client_call.h"
+#include "transport/connection.h"
+#include "transport/connection_driver.h"
+#include "transport/endpoint.h"
+
+namespace rpc {
+namespace internal {
+
+class ClientTransport final : public transport::ConnectionListener,
+                              public transport::ConnectionDriver::Owner {
+ public:
+  // What the transport tells its channel.
+  class Host {
+   public:
+    virtual ~Host() = default;
+    // The transport takes no more calls (GOAWAY or closing).
+    virtual void OnTransportDraining(ClientTransport* transport) = 0;
+    // Closed (end of a loop iteration); the host destroys it.
+    virtual void OnTransportClosed(ClientTransport* transport) = 0;
+  };
+
+  ClientTransport(Host* host, std::unique_ptr<transport::Endpoint> endpoint,
+                  const transport::ConnectionOptions& options);
+  // Fails the calls still carried with UNAVAILABLE.
+  ~ClientTransport() override;
+
+  void Start() { driver_.Start(); }
+  void Abort() { driver_.Abort(absl::CancelledError("channel closed")); }
+
+  // Opens the call's stream; kUnavailable and friends when the connection
+  // cannot take it (then the call is not registered).
+  absl::StatusOr<uint32_t> Submit(std::shared_ptr<ClientCall> call,
+                                  absl::Span<const hpack::HeaderField> headers,
+                                  bool end_stream);
+  transport::Connection& connection() { return driver_.connection(); }
+  void ScheduleFlush() { driver_.ScheduleFlush(); }
+  void TrackWrite(uint32_t stream_id);
+  bool accepting() const { return !draining_ && !driver_.closed(); }
+  const std::string& peer() const { return peer_; }
+
+  // ---- transport::ConnectionListener ----
+  void OnHeaders(uint32_t stream_id, const hpack::HeaderList& headers,
+                 bool end_stream) override;
+  void OnTrailers(uint32_t stream_id,
+                  const hpack::HeaderList& trailers) override;
+  void OnData(uint32_t stream_id, transport::Slice data) override;
+  void OnEndStream(uint32_t stream_id) override;
+  void OnStreamReset(uint32_t stream_id, transport::Http2ErrorCode code,
+                     bool remote) override;
+  void OnStreamClosed(uint32_t stream_id) override;
+  void OnStreamWritable(uint32_t stream_id) override;
+  void OnGoAway(uint32_t last_stream_id, transport::Http2ErrorCode code,
+                std::string_view debug_data) override;
+
+  // ---- transport::ConnectionDriver::Owner ----
+  void OnDriverProgress() override;
+  void OnDriverClosed(const absl::Status& status) override;
+
+ private:
+  ClientCall* Find(uint32_t stream_id);
+  void StartDraining();
+
+  Host* const host_;
+  std::string peer_;
+  bool draining_ = false;
+  absl::flat_hash_map<uint32_t, std::shared_ptr<ClientCall>> calls_;
+  absl::flat_hash_set<uint32_t> waiting_writers_;
+  transport::ConnectionDriver driver_;  // Last: destroyed first.
+};
+
+}  // namespace internal
+}  // namespace rpc
+
+#endif  // RPC_INTERNAL_CLIENT_TRANSPORT_H_

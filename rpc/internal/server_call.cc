@@ -1,0 +1,232 @@
+#include "rpc/internal/server_call.h"
+
+#include <utility>
+
+#include "rpc/internal/header_builder.h"
+#include "rpc/internal/server_connection.h"
+#include "rpc/wire/content_type.h"
+
+namespace rpc {
+namespace internal {
+
+ServerCall::ServerCall(ServerConnection* connection, transport::EventLoop* loop,
+                       uint32_t stream_id, const Service::Method* method,
+                       const ServerCallLimits& limits)
+    : connection_(connection),
+      loop_(loop),
+      stream_id_(stream_id),
+      method_(method),
+      limits_(limits),
+      core_(limits.read_bound, limits.write_bound),
+      deframer_(limits.max_receive_message_size),
+      single_response_(method->type == RpcType::kUnary ||
+                       method->type == RpcType::kClientStreaming) {}
+
+ServerCall::~ServerCall() = default;
+
+void ServerCall::Post(transport::EventLoop::Task task) {
+  loop_->Post(std::move(task));
+}
+
+// ---- Handler thread ----
+
+bool ServerCall::Read(transport::SliceBuffer* payload) {
+  size_t consume = 0;
+  CallCore::ReadResult r = core_.Read(payload, &consume);
+  if (consume > 0) {
+    Post([self = shared_from_this(), consume] {
+      if (self->connection_ == nullptr) return;
+      self->connection_->connection().ConsumeData(self->stream_id_, consume);
+      self->connection_->ScheduleFlush();
+    });
+  }
+  return r == CallCore::ReadResult::kMessage;
+}
+
+bool ServerCall::Write(transport::SliceBuffer payload,
+                       Metadata* initial_metadata) {
+  if (handler_finished_ || !send_error_.ok()) return false;
+  if (payload.size() > limits_.max_send_message_size) {
+    send_error_ = Status(
+        StatusCode::RESOURCE_EXHAUSTED,
+        "response message larger than max (" + std::to_string(payload.size()) +
+            " vs. " + std::to_string(limits_.max_send_message_size) + ")");
+    return false;
+  }
+  transport::SliceBuffer framed;
+  if (!WriteMessage(std::move(payload), false, &framed).ok()) return false;
+  if (single_response_ && !has_pending_response_ && !handler_headers_sent_) {
+    if (core_.cancelled()) return false;
+    has_pending_response_ = true;
+    pending_response_ = std::move(framed);
+    pending_initial_ = std::move(*initial_metadata);
+    handler_headers_sent_ = true;
+    return true;
+  }
+  if (!core_.AcquireWriteCredit(framed.size())) return false;
+  Metadata initial;
+  const bool send_headers = !handler_headers_sent_;
+  if (send_headers) {
+    handler_headers_sent_ = true;
+    initial = std::move(*initial_metadata);
+  }
+  Post([self = shared_from_this(), framed = std::move(framed),
+        initial = std::move(initial), send_headers]() mutable {
+    ServerConnection* conn = self->connection_;
+    if (conn == nullptr || self->status_sent_) return;
+    if (send_headers) self->LoopSendHeaders(initial);
+    if (!conn->connection()
+             .SubmitData(self->stream_id_, std::move(framed), false)
+             .ok()) {
+      return;
+    }
+    conn->TrackWrite(self->stream_id_);
+    conn->ScheduleFlush();
+  });
+  return true;
+}
+
+void ServerCall::SendInitialMetadata(Metadata* initial_metadata) {
+  if (handler_headers_sent_ || handler_finished_) return;
+  handler_headers_sent_ = true;
+  Post([self = shared_from_this(),
+        initial = std::move(*initial_metadata)]() mutable {
+    ServerConnection* conn = self->connection_;
+    if (conn == nullptr || self->status_sent_) return;
+    self->LoopSendHeaders(initial);
+    conn->ScheduleFlush();
+  });
+}
+
+void ServerCall::Finish(const Status& status, Metadata* initial_metadata,
+                        Metadata* trailing_metadata) {
+  if (handler_finished_) return;
+  handler_finished_ = true;
+  Metadata initial;
+  if (!handler_headers_sent_) initial = std::move(*initial_metadata);
+  Status final_status = send_error_.ok() ? status : send_error_;
+  const bool has_response = has_pending_response_;
+  if (has_response) initial = std::move(pending_initial_);
+  Post([self = shared_from_this(), final_status, initial = std::move(initial),
+        trailing = std::move(*trailing_metadata), has_response,
+        response = std::move(pending_response_)]() mutable {
+    ServerConnection* conn = self->connection_;
+    if (conn == nullptr || self->status_sent_) return;
+    if (has_response && final_status.ok()) {
+      self->LoopSendHeaders(initial);
+      (void)conn->connection().SubmitData(self->stream_id_, std::move(response),
+                                          false);
+    }
+    self->LoopSendStatus(final_status, initial, trailing);
+    conn->ScheduleFlush();
+  });
+}
+
+// ---- Loop thread ----
+
+void ServerCall::LoopSendHeaders(const Metadata& initial) {
+  if (headers_sent_) return;
+  headers_sent_ = true;
+  HeaderBuilder h;
+  h.Add(":status", "200");
+  h.Add("content-type", kGrpcContentType);
+  h.Add("grpc-accept-encoding", "identity");
+  h.AddMetadata(initial);
+  (void)connection_->connection().SubmitHeaders(stream_id_, h.fields(), false);
+}
+
+void ServerCall::LoopSendStatus(const Status& status, const Metadata& initial,
+                                const Metadata& trailing) {
+  status_sent_ = true;
+  HeaderBuilder h;
+  transport::Connection& c = connection_->connection();
+  if (!headers_sent_) {
+    // Trailers-Only.
+    headers_sent_ = true;
+    h.Add(":status", "200");
+    h.Add("content-type", kGrpcContentType);
+    h.AddMetadata(initial);
+    h.AddStatus(status);
+    h.AddMetadata(trailing);
+    (void)c.SubmitHeaders(stream_id_, h.fields(), true);
+  } else {
+    h.AddStatus(status);
+    h.AddMetadata(trailing);
+    (void)c.SubmitTrailers(stream_id_, h.fields());
+  }
+  if (deadline_timer_ != transport::EventLoop::kInvalidTimer) {
+    loop_->Cancel(deadline_timer_);
+    deadline_timer_ = transport::EventLoop::kInvalidTimer;
+  }
+}
+
+void ServerCall::LoopStartDeadlineTimer() {
+  if (deadline == absl::InfiniteFuture()) return;
+  deadline_timer_ =
+      loop_->RunAfter(deadline - absl::Now(), [self = shared_from_this()] {
+        self->deadline_timer_ = transport::EventLoop::kInvalidTimer;
+        ServerConnection* conn = self->connection_;
+        if (conn == nullptr || self->status_sent_) return;
+        self->core_.Cancel();
+        self->LoopSendStatus(
+            Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"), {}, {});
+        conn->connection().ResetStream(self->stream_id_,
+                                       transport::Http2ErrorCode::kCancel);
+        conn->ScheduleFlush();
+      });
+}
+
+void ServerCall::LoopOnData(transport::Slice data) {
+  const size_t n = data.size();
+  if (status_sent_) {
+    connection_->connection().ConsumeData(stream_id_, n);
+    return;
+  }
+  absl::Status s = deframer_.Push(std::move(data));
+  const size_t consume = core_.OnDataBytes(n);
+  if (consume > 0) connection_->connection().ConsumeData(stream_id_, consume);
+  if (!s.ok()) {
+    core_.Cancel();
+    LoopSendStatus(FromAbslStatus(s), {}, {});
+    return;
+  }
+  ReceivedMessage msg;
+  while (deframer_.Next(&msg)) {
+    if (msg.compressed) {
+      core_.Cancel();
+      LoopSendStatus(Status(StatusCode::INTERNAL,
+                            "compressed message without grpc-encoding"),
+                     {}, {});
+      return;
+    }
+    core_.PushMessage(std::move(msg.payload));
+  }
+}
+
+void ServerCall::LoopOnEnd() {
+  if (status_sent_) return;
+  absl::Status s = deframer_.Finish();
+  if (!s.ok()) {
+    core_.Cancel();
+    LoopSendStatus(FromAbslStatus(s), {}, {});
+    return;
+  }
+  core_.PushEnd();
+}
+
+void ServerCall::LoopOnReset() {
+  status_sent_ = true;
+  core_.Cancel();
+}
+
+void ServerCall::LoopOnClosed() {
+  if (!status_sent_) core_.Cancel();
+  if (deadline_timer_ != transport::EventLoop::kInvalidTimer) {
+    loop_->Cancel(deadline_timer_);
+    deadline_timer_ = transport::EventLoop::kInvalidTimer;
+  }
+  connection_ = nullptr;
+}
+
+}  // namespace internal
+}  // namespace rpc

@@ -1,0 +1,128 @@
+// ServerCall: one incoming call, from its request headers to its status.
+//
+// It lives in two worlds. Loop side (methods named Loop*, called by the
+// ServerConnection on the connection's loop thread): request DATA goes through
+// the MessageDeframer into the CallCore, the deadline timer runs, resets and
+// the stream's end arrive. Handler side (Read, Write, Finish, called on one
+// worker thread): reads block on the CallCore; writes and the status are
+// posted to the loop as tasks, in order, and applied to the Connection there.
+//
+// Response headers go out with the first message; a call finished before any
+// message answers with a Trailers-Only response. After the status is sent (or
+// the call was cancelled) every later operation is a no-op that fails.
+
+#ifndef RPC_INTERNAL_SERVER_CALL_H_
+#define RPC_INTERNAL_SERVER_CALL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "rpc/internal/call_core.h"
+#include "rpc/service.h"
+#include "rpc/wire/message_framer.h"
+#include "rpc/wire/metadata.h"
+#include "rpc/wire/status.h"
+#include "transport/event_loop.h"
+#include "transport/slice.h"
+
+namespace rpc {
+namespace internal {
+
+class ServerConnection;
+
+struct ServerCallLimits {
+  size_t max_receive_message_size = kDefaultMaxReceiveMessageSize;
+  size_t max_send_message_size = SIZE_MAX;
+  // Unread request octets before the window stops the client; written
+  // response octets queued before Write blocks.
+  size_t read_bound = 256 << 10;
+  size_t write_bound = 256 << 10;
+};
+
+class ServerCall : public std::enable_shared_from_this<ServerCall> {
+ public:
+  ServerCall(ServerConnection* connection, transport::EventLoop* loop,
+             uint32_t stream_id, const Service::Method* method,
+             const ServerCallLimits& limits);
+  ~ServerCall();
+
+  // Set by the connection before the handler runs; read-only afterwards.
+  Metadata client_metadata;
+  absl::Time deadline = absl::InfiniteFuture();
+  std::string peer;
+
+  const Service::Method* method() const { return method_; }
+
+  // ---- Handler thread ----
+  // The next request message; false at the end of the requests or when the
+  // call is cancelled.
+  bool Read(transport::SliceBuffer* payload);
+  // Sends a response message (with the response headers, carrying
+  // *initial_metadata, the first time). False when the call is cancelled or
+  // finished, or the message is over the max send size (the call then ends
+  // with RESOURCE_EXHAUSTED). Blocks while the client reads slower than we
+  // write.
+  bool Write(transport::SliceBuffer payload, Metadata* initial_metadata);
+  // Sends just the response headers now.
+  void SendInitialMetadata(Metadata* initial_metadata);
+  // Sends the status (with the trailing metadata); ends the call.
+  void Finish(const Status& status, Metadata* initial_metadata,
+              Metadata* trailing_metadata);
+  bool IsCancelled() const { return core_.cancelled(); }
+  // Makes the call end with `status` whatever the handler returns (the
+  // library's verdict: an unparsable request, an oversized response). The
+  // first one wins.
+  void SetError(const Status& status) {
+    if (send_error_.ok()) send_error_ = status;
+  }
+
+  // ---- Loop thread (ServerConnection) ----
+  void LoopStartDeadlineTimer();
+  void LoopOnData(transport::Slice data);
+  void LoopOnEnd();
+  // The stream was reset or the connection died.
+  void LoopOnReset();
+  void LoopOnClosed();
+  void LoopReleaseWriteCredit() { core_.ReleaseWriteCredit(); }
+
+ private:
+  // Loop side: sends headers (if not yet), then the status; marks finished.
+  void LoopSendStatus(const Status& status, const Metadata& initial,
+                      const Metadata& trailing);
+  void LoopSendHeaders(const Metadata& initial);
+  void Post(transport::EventLoop::Task task);
+
+  ServerConnection* connection_;  // Loop only; nullptr once closed.
+  transport::EventLoop* const loop_;
+  const uint32_t stream_id_;
+  const Service::Method* const method_;
+  const ServerCallLimits limits_;
+  CallCore core_;
+
+  // Loop only.
+  MessageDeframer deframer_;
+  bool headers_sent_ = false;
+  bool status_sent_ = false;
+  transport::EventLoop::TimerId deadline_timer_ =
+      transport::EventLoop::kInvalidTimer;
+
+  // Handler thread only.
+  // Unary and client-streaming calls answer one message, always followed by
+  // the status: it is held until Finish so that headers, message and
+  // trailers cross to the loop in one task.
+  const bool single_response_;
+  bool has_pending_response_ = false;
+  transport::SliceBuffer pending_response_;
+  Metadata pending_initial_;
+  bool handler_headers_sent_ = false;
+  bool handler_finished_ = false;
+  Status send_error_;  // RESOURCE_EXHAUSTED from an oversized Write.
+};
+
+}  // namespace internal
+}  // namespace rpc
+
+#endif  // RPC_INTERNAL_SERVER_CALL_H_

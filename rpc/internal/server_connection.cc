@@ -1,0 +1,176 @@
+#include "rpc/internal/server_connection.h"
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "rpc/internal/header_builder.h"
+#include "rpc/wire/content_type.h"
+#include "rpc/wire/timeout.h"
+
+namespace rpc {
+namespace internal {
+
+std::string PeerName(const transport::Endpoint& endpoint) {
+  const std::string addr = endpoint.peer_address().ToString();
+  const bool v6 = !addr.empty() && addr[0] == '[';
+  return (v6 ? "ipv6:" : "ipv4:") + addr;
+}
+
+ServerConnection::ServerConnection(
+    Host* host, std::unique_ptr<transport::Endpoint> endpoint,
+    const transport::ConnectionOptions& options)
+    : host_(host),
+      peer_(PeerName(*endpoint)),
+      driver_(std::move(endpoint), options, this, this) {}
+
+ServerConnection::~ServerConnection() {
+  for (auto& [id, call] : calls_) {
+    call->LoopOnReset();
+    call->LoopOnClosed();
+  }
+}
+
+void ServerConnection::Abort() {
+  driver_.Abort(absl::CancelledError("server shutting down"));
+}
+
+ServerCall* ServerConnection::Find(uint32_t stream_id) {
+  auto it = calls_.find(stream_id);
+  return it == calls_.end() ? nullptr : it->second.get();
+}
+
+void ServerConnection::TrackWrite(uint32_t stream_id) {
+  if (connection().stream_queued_bytes(stream_id) == 0) {
+    if (ServerCall* call = Find(stream_id)) call->LoopReleaseWriteCredit();
+    return;
+  }
+  waiting_writers_.insert(stream_id);
+}
+
+void ServerConnection::Reject(uint32_t stream_id, std::string_view http_status,
+                              const Status& status) {
+  HeaderBuilder h;
+  h.Add(":status", http_status);
+  h.Add("content-type", kGrpcContentType);
+  h.Add("grpc-accept-encoding", "identity");
+  h.AddStatus(status);
+  (void)connection().SubmitHeaders(stream_id, h.fields(), true);
+  // The request body, if any, is not wanted.
+  connection().ResetStream(stream_id, transport::Http2ErrorCode::kNoError);
+}
+
+void ServerConnection::OnHeaders(uint32_t stream_id,
+                                 const hpack::HeaderList& headers,
+                                 bool end_stream) {
+  std::string_view path, method, content_type, timeout, encoding;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    hpack::HeaderField f = headers[i];
+    if (f.name == ":path") {
+      path = f.value;
+    } else if (f.name == ":method") {
+      method = f.value;
+    } else if (f.name == "content-type") {
+      content_type = f.value;
+    } else if (f.name == "grpc-timeout") {
+      timeout = f.value;
+    } else if (f.name == "grpc-encoding") {
+      encoding = f.value;
+    }
+  }
+  if (method != "POST") {
+    Reject(stream_id, "405",
+           Status(StatusCode::INTERNAL, "gRPC requires method POST"));
+    return;
+  }
+  if (!IsGrpcContentType(content_type)) {
+    Reject(stream_id, "415",
+           Status(StatusCode::INTERNAL, "invalid gRPC request content-type \"" +
+                                            std::string(content_type) + "\""));
+    return;
+  }
+  // Compression hook (issue 6): only identity is accepted so far; the
+  // rejection names what we accept in grpc-accept-encoding.
+  if (!encoding.empty() && encoding != "identity") {
+    Reject(stream_id, "200",
+           Status(StatusCode::UNIMPLEMENTED, "grpc-encoding \"" +
+                                                 std::string(encoding) +
+                                                 "\" is not supported"));
+    return;
+  }
+  const Service::Method* m = host_->FindMethod(path);
+  if (m == nullptr) {
+    Reject(stream_id, "200",
+           Status(StatusCode::UNIMPLEMENTED,
+                  "unknown method " + std::string(path)));
+    return;
+  }
+  auto call = std::make_shared<ServerCall>(this, driver_.loop(), stream_id, m,
+                                           host_->limits());
+  call->peer = peer_;
+  ParseMetadata(headers, &call->client_metadata);
+  if (!timeout.empty()) {
+    absl::StatusOr<absl::Duration> d = ParseTimeout(timeout);
+    if (d.ok()) call->deadline = absl::Now() + *d;
+  }
+  calls_[stream_id] = call;
+  call->LoopStartDeadlineTimer();
+  if (end_stream) call->LoopOnEnd();
+  host_->Dispatch(std::move(call));
+}
+
+void ServerConnection::OnTrailers(uint32_t stream_id,
+                                  const hpack::HeaderList& /*trailers*/) {
+  if (ServerCall* call = Find(stream_id)) call->LoopOnEnd();
+}
+
+void ServerConnection::OnData(uint32_t stream_id, transport::Slice data) {
+  if (ServerCall* call = Find(stream_id)) {
+    call->LoopOnData(std::move(data));
+  } else {
+    connection().ConsumeData(stream_id, data.size());
+  }
+}
+
+void ServerConnection::OnEndStream(uint32_t stream_id) {
+  if (ServerCall* call = Find(stream_id)) call->LoopOnEnd();
+}
+
+void ServerConnection::OnStreamReset(uint32_t stream_id,
+                                     transport::Http2ErrorCode /*code*/,
+                                     bool /*remote*/) {
+  if (ServerCall* call = Find(stream_id)) call->LoopOnReset();
+}
+
+void ServerConnection::OnStreamClosed(uint32_t stream_id) {
+  auto it = calls_.find(stream_id);
+  if (it == calls_.end()) return;
+  it->second->LoopOnClosed();
+  calls_.erase(it);
+  waiting_writers_.erase(stream_id);
+}
+
+void ServerConnection::OnStreamWritable(uint32_t stream_id) {
+  if (ServerCall* call = Find(stream_id)) call->LoopReleaseWriteCredit();
+  waiting_writers_.erase(stream_id);
+}
+
+void ServerConnection::OnDriverProgress() {
+  // OnStreamWritable is promised; this only covers streams whose data left
+  // without one (e.g. moved by a later call of the same iteration).
+  for (auto it = waiting_writers_.begin(); it != waiting_writers_.end();) {
+    const uint32_t id = *it;
+    if (connection().stream_queued_bytes(id) != 0) {
+      ++it;
+      continue;
+    }
+    if (ServerCall* call = Find(id)) call->LoopReleaseWriteCredit();
+    waiting_writers_.erase(it++);
+  }
+}
+
+void ServerConnection::OnDriverClosed(const absl::Status& /*status*/) {
+  host_->OnConnectionClosed(this);
+}
+
+}  // namespace internal
+}  // namespace rpc

@@ -1,0 +1,234 @@
+#include "rpc/server.h"
+
+#include <utility>
+
+#include "absl/synchronization/blocking_counter.h"
+#include "rpc/server_context.h"
+#include "transport/tls_endpoint.h"
+
+namespace rpc {
+
+Server::Server(const Options& options, std::vector<Service*> services)
+    : options_(options) {
+  for (Service* service : services) {
+    for (const auto& m : service->methods()) methods_[m->path] = m.get();
+  }
+}
+
+Server::~Server() {
+  Shutdown(absl::Now());
+  Wait();
+}
+
+absl::Status Server::Start(
+    const std::vector<std::string>& addresses,
+    const std::vector<std::shared_ptr<ServerCredentials>>& credentials,
+    std::vector<int*> selected_ports) {
+  for (const auto& creds : credentials) {
+    if (creds != nullptr && !creds->status().ok()) {
+      for (int* port : selected_ports) {
+        if (port != nullptr) *port = 0;
+      }
+      return creds->status();
+    }
+  }
+  transport::EventLoopGroup::Options group_options;
+  group_options.num_threads = options_.num_loops;
+  group_options.name_prefix = "rpc-loop-";
+  absl::StatusOr<std::unique_ptr<transport::EventLoopGroup>> group =
+      transport::EventLoopGroup::Create(group_options);
+  if (!group.ok()) return group.status();
+  loops_ = std::move(*group);
+  for (size_t i = 0; i < loops_->size(); ++i) {
+    loop_states_.push_back(
+        std::unique_ptr<LoopState>(new LoopState{loops_->loop(i), {}, {}}));
+  }
+  workers_ = std::make_unique<internal::WorkerPool>(options_.min_workers,
+                                                    options_.max_workers);
+  absl::Status status;
+  ForEachLoop([&](LoopState* state) {
+    if (state != loop_states_[0].get()) return;
+    for (size_t i = 0; i < addresses.size() && status.ok(); ++i) {
+      absl::StatusOr<transport::SocketAddress> addr =
+          transport::SocketAddress::ParseHostPort(addresses[i]);
+      if (!addr.ok()) {
+        status = addr.status();
+        break;
+      }
+      std::shared_ptr<const transport::TlsContext> tls =
+          credentials[i] != nullptr ? credentials[i]->tls_context() : nullptr;
+      absl::StatusOr<std::unique_ptr<transport::TcpListener>> listener =
+          transport::TcpListener::Listen(
+              state->loop, *addr,
+              [this, tls](transport::ScopedFd fd,
+                          const transport::SocketAddress&) {
+                Accept(std::move(fd), tls);
+              });
+      if (!listener.ok()) {
+        status = listener.status();
+        break;
+      }
+      ports_.push_back((*listener)->local_port());
+      listeners_.push_back(std::move(*listener));
+    }
+  });
+  for (size_t i = 0; i < selected_ports.size(); ++i) {
+    if (selected_ports[i] != nullptr) {
+      *selected_ports[i] = status.ok() ? ports_[i] : 0;
+    }
+  }
+  if (!status.ok()) {
+    ForEachLoop([&](LoopState* state) {
+      if (state == loop_states_[0].get()) listeners_.clear();
+    });
+  }
+  return status;
+}
+
+void Server::ForEachLoop(std::function<void(LoopState*)> fn) {
+  absl::BlockingCounter counter(static_cast<int>(loop_states_.size()));
+  for (auto& state : loop_states_) {
+    LoopState* s = state.get();
+    s->loop->Post([&fn, s, &counter] {
+      fn(s);
+      counter.DecrementCount();
+    });
+  }
+  counter.Wait();
+}
+
+void Server::Accept(transport::ScopedFd fd,
+                    std::shared_ptr<const transport::TlsContext> tls) {
+  if (shutting_down_.load()) return;
+  LoopState* state = loop_states_[next_loop_++ % loop_states_.size()].get();
+  ++num_connections_;
+  state->loop->Post([this, state, fd = std::move(fd),
+                     tls = std::move(tls)]() mutable {
+    absl::StatusOr<std::unique_ptr<transport::TcpEndpoint>> tcp =
+        transport::TcpEndpoint::Create(state->loop, std::move(fd));
+    if (!tcp.ok() || shutting_down_.load()) {
+      --num_connections_;
+      return;
+    }
+    if (tls == nullptr) {
+      StartConnection(state, std::move(*tcp));
+      return;
+    }
+    absl::StatusOr<std::unique_ptr<transport::TlsSession>> session =
+        transport::TlsSession::CreateServer(tls);
+    if (!session.ok()) {
+      --num_connections_;
+      return;
+    }
+    // The handshake result arrives inside the endpoint's own call: continue
+    // from a task of our own.
+    auto key = std::make_shared<transport::Endpoint*>(nullptr);
+    std::unique_ptr<transport::TlsEndpoint> endpoint =
+        transport::TlsEndpoint::Create(
+            std::move(*tcp), std::move(*session),
+            [this, state, key](absl::Status status) {
+              state->loop->Post([this, state, key, status] {
+                auto it = state->handshaking.find(*key);
+                if (it == state->handshaking.end()) return;
+                std::unique_ptr<transport::Endpoint> ep = std::move(it->second);
+                state->handshaking.erase(it);
+                *key = nullptr;
+                if (!status.ok() || shutting_down_.load()) {
+                  --num_connections_;
+                  return;
+                }
+                StartConnection(state, std::move(ep));
+              });
+            });
+    *key = endpoint.get();
+    state->handshaking[*key] = std::move(endpoint);
+    // A peer that never finishes its handshake is dropped.
+    state->loop->RunAfter(absl::Seconds(10), [this, state, key] {
+      if (*key != nullptr && state->handshaking.erase(*key) > 0) {
+        *key = nullptr;
+        --num_connections_;
+      }
+    });
+  });
+}
+
+void Server::StartConnection(LoopState* state,
+                             std::unique_ptr<transport::Endpoint> endpoint) {
+  transport::ConnectionOptions options;
+  options.role = transport::Role::kServer;
+  internal::ServerConnection::Host* host = this;
+  auto conn = std::make_unique<internal::ServerConnection>(
+      host, std::move(endpoint), options);
+  internal::ServerConnection* raw = conn.get();
+  state->connections[raw] = std::move(conn);
+  raw->Start();
+}
+
+const Service::Method* Server::FindMethod(std::string_view path) {
+  auto it = methods_.find(absl::string_view(path.data(), path.size()));
+  return it == methods_.end() ? nullptr : it->second;
+}
+
+void Server::Dispatch(std::shared_ptr<internal::ServerCall> call) {
+  if (call->method()->async_handler) {
+    workers_->Submit([call = std::move(call)]() mutable {
+      call->method()->async_handler(std::move(call));
+    });
+    return;
+  }
+  workers_->Submit([call = std::move(call)] {
+    ServerContext ctx(call);
+    Status status = call->method()->handler(&ctx);
+    call->Finish(status, ctx.mutable_initial_metadata(),
+                 ctx.mutable_trailing_metadata());
+  });
+}
+
+void Server::OnConnectionClosed(internal::ServerConnection* connection) {
+  for (auto& state : loop_states_) {
+    if (!state->loop->IsInLoopThread()) continue;
+    LoopState* s = state.get();
+    s->loop->Post([this, s, connection] {
+      if (s->connections.erase(connection) > 0) --num_connections_;
+    });
+    return;
+  }
+}
+
+void Server::Shutdown(absl::Time deadline) {
+  {
+    absl::MutexLock lock(&shutdown_mu_);
+    if (shutdown_started_) return;
+    shutdown_started_ = true;
+  }
+  shutting_down_ = true;
+  if (loops_ != nullptr) {
+    ForEachLoop([&](LoopState* state) {
+      if (state == loop_states_[0].get()) listeners_.clear();
+      num_connections_ -= static_cast<int>(state->handshaking.size());
+      state->handshaking.clear();
+      for (auto& [raw, conn] : state->connections) conn->GracefulShutdown();
+    });
+    while (num_connections_.load() > 0 && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    if (num_connections_.load() > 0) {
+      ForEachLoop([](LoopState* state) {
+        for (auto& [raw, conn] : state->connections) conn->Abort();
+      });
+      const absl::Time limit = absl::Now() + absl::Seconds(5);
+      while (num_connections_.load() > 0 && absl::Now() < limit) {
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+    }
+    // Handlers may still run (their calls are cancelled): wait for them.
+    workers_.reset();
+    ForEachLoop([](LoopState* state) { state->connections.clear(); });
+    loops_.reset();
+  }
+  shutdown_done_.Notify();
+}
+
+void Server::Wait() { shutdown_done_.WaitForNotification(); }
+
+}  // namespace rpc

@@ -1,0 +1,78 @@
+// rpc::ServerContext: what a handler knows about its call and what it adds to
+// the response, in grpc++'s shape (grpc::ServerContext).
+//
+//   rpc::Status SayHello(rpc::ServerContext* ctx, const HelloRequest* req,
+//                        HelloReply* reply) override {
+//     if (auto v = ctx->client_metadata().Get("x-user")) ...
+//     ctx->AddInitialMetadata("x-server", "a");     // before the first write
+//     ctx->AddTrailingMetadata("x-cost", "3");      // before returning
+//     if (ctx->IsCancelled()) return rpc::Status::CANCELLED;
+//   }
+//
+// A context belongs to the handler's thread; IsCancelled may be called from
+// any thread. Metadata added after the response headers went out (the first
+// Write, or the end of the handler) is ignored.
+
+#ifndef RPC_SERVER_CONTEXT_H_
+#define RPC_SERVER_CONTEXT_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "rpc/wire/metadata.h"
+
+namespace rpc {
+
+namespace internal {
+class ServerCall;
+}
+
+class ServerContext {
+ public:
+  explicit ServerContext(std::shared_ptr<internal::ServerCall> call);
+  ~ServerContext();
+  ServerContext(const ServerContext&) = delete;
+  ServerContext& operator=(const ServerContext&) = delete;
+
+  // The client's deadline (from grpc-timeout); absl::InfiniteFuture() when
+  // none was sent. The server enforces it: past it the call is cancelled and
+  // the client gets DEADLINE_EXCEEDED.
+  absl::Time deadline() const;
+  std::chrono::system_clock::time_point raw_deadline() const {
+    return absl::ToChronoTime(deadline());
+  }
+
+  // The request's custom metadata ("-bin" values decoded), in wire order.
+  const Metadata& client_metadata() const;
+  // "ipv4:127.0.0.1:54321" (grpc++'s form).
+  std::string peer() const;
+  // "/package.Service/Method".
+  const std::string& method() const;
+
+  // Sent with the response headers (the first Write, or with the status).
+  // Keys and values follow metadata.h; invalid ones are dropped.
+  void AddInitialMetadata(const std::string& key, const std::string& value);
+  // Sent with the status in the trailers.
+  void AddTrailingMetadata(const std::string& key, const std::string& value);
+
+  // True once the call ended without the handler's status: the client
+  // cancelled or its deadline passed, the connection failed, or the server is
+  // shutting down past its deadline. Writes then fail and reads return false.
+  bool IsCancelled() const;
+
+  // For the library.
+  internal::ServerCall* call() const { return call_.get(); }
+  Metadata* mutable_initial_metadata() { return &initial_metadata_; }
+  Metadata* mutable_trailing_metadata() { return &trailing_metadata_; }
+
+ private:
+  std::shared_ptr<internal::ServerCall> call_;
+  Metadata initial_metadata_;
+  Metadata trailing_metadata_;
+};
+
+}  // namespace rpc
+
+#endif  // RPC_SERVER_CONTEXT_H_

@@ -1,0 +1,140 @@
+// Services beyond the generated blocking form: a CallbackService (answers
+// later, from another thread) and a hand-registered raw method (answers bytes
+// that do not parse).
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "rpc/rpc.h"
+#include "rpc/testdata/test_service.rpc.pb.h"
+
+namespace rpc {
+namespace {
+
+using test::EchoRequest;
+using test::EchoResponse;
+using test::EchoService;
+
+// A CallbackService answers from another thread without holding a worker.
+class CallbackEcho final : public EchoService::CallbackService {
+ public:
+  ~CallbackEcho() override {
+    for (auto& t : threads_) t.join();
+  }
+  void Echo(ServerContext* ctx, const EchoRequest* req, EchoResponse* resp,
+            std::function<void(Status)> done) override {
+    ctx->AddTrailingMetadata("x-async", "yes");
+    absl::MutexLock lock(&mu_);
+    threads_.emplace_back([req, resp, done = std::move(done)] {
+      absl::SleepFor(absl::Milliseconds(req->sleep_ms()));
+      if (req->status_code() != 0) {
+        done(Status(static_cast<StatusCode>(req->status_code()), "async"));
+        return;
+      }
+      resp->set_message("async " + req->message());
+      done(Status::OK);
+    });
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::thread> threads_;
+};
+
+TEST(CallbackServiceTest, UnaryAnsweredLater) {
+  CallbackEcho service;
+  int port = 0;
+  // One worker: the 20 calls in flight at once do not hold it.
+  std::unique_ptr<Server> server =
+      ServerBuilder()
+          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
+          .RegisterService(&service)
+          .SetWorkerThreads(1, 1)
+          .BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = EchoService::NewStub(CreateChannel(
+      "127.0.0.1:" + std::to_string(port), InsecureChannelCredentials()));
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 20; ++i) {
+    clients.emplace_back([&, i] {
+      ClientContext ctx;
+      ctx.set_deadline(absl::Now() + absl::Seconds(10));
+      EchoRequest req;
+      req.set_message(std::to_string(i));
+      req.set_sleep_ms(200);
+      EchoResponse resp;
+      Status s = stub->Echo(&ctx, req, &resp);
+      if (s.ok() && resp.message() == "async " + std::to_string(i) &&
+          ctx.GetServerTrailingMetadata().Get("x-async") == "yes") {
+        ++ok;
+      }
+    });
+  }
+  const absl::Time start = absl::Now();
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 20);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));  // Not 20 x 200 ms.
+  {
+    ClientContext ctx;
+    ctx.set_deadline(absl::Now() + absl::Seconds(10));
+    EchoRequest req;
+    req.set_status_code(StatusCode::ABORTED);
+    EchoResponse resp;
+    EXPECT_EQ(stub->Echo(&ctx, req, &resp).error_code(), StatusCode::ABORTED);
+  }
+  // The streaming methods keep their blocking defaults.
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Seconds(10));
+  auto reader = stub->ServerStream(&ctx, EchoRequest());
+  EXPECT_EQ(reader->Finish().error_code(), StatusCode::UNIMPLEMENTED);
+  stub.reset();
+  server->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
+// A raw service whose Echo answers bytes that are not an EchoResponse.
+class GarbageService final : public Service {
+ public:
+  GarbageService() {
+    AddMethod("/rpc.test.EchoService/Echo", RpcType::kUnary,
+              [](ServerContext* ctx) {
+                transport::SliceBuffer request;
+                ctx->call()->Read(&request);
+                transport::SliceBuffer garbage;
+                garbage.Append(std::string("\xff\xff\xff\xff", 4));
+                ctx->call()->Write(std::move(garbage),
+                                   ctx->mutable_initial_metadata());
+                return Status::OK;
+              });
+  }
+};
+
+TEST(MalformedResponseTest, IsInternal) {
+  GarbageService service;
+  int port = 0;
+  std::unique_ptr<Server> server =
+      ServerBuilder()
+          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
+          .RegisterService(&service)
+          .BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = EchoService::NewStub(CreateChannel(
+      "127.0.0.1:" + std::to_string(port), InsecureChannelCredentials()));
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Seconds(10));
+  EchoResponse resp;
+  Status s = stub->Echo(&ctx, EchoRequest(), &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s;
+  stub.reset();
+  server->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
+}  // namespace
+}  // namespace rpc
