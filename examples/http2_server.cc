@@ -3,6 +3,8 @@
 //
 //   http2_server --root=DIR [--port=N] [--host=127.0.0.1] [--threads=N]
 //                [--tls_cert=FILE --tls_key=FILE]
+//                [--compress_min_bytes=N] [--compress_max_bytes=N]
+//                [--encodings=zstd,gzip,...]
 //
 // Serves files under --root (GET and HEAD; content type by extension; 404;
 // paths with ".." are refused), and answers POST /echo with the request body,
@@ -15,6 +17,19 @@
 // Small files (up to 1 MiB) are cached per loop thread and revalidated with
 // stat() at most once a second; larger ones are read in 256 KiB chunks as the
 // connection takes them.
+//
+// Compression (issue 6): a GET or HEAD of a file of at least
+// --compress_min_bytes (default 1024) and at most --compress_max_bytes
+// (default 16 MiB) octets, of a type not compressed already, negotiates the
+// request's accept-encoding with rpc::compression's Negotiator (the default
+// one, zstd > gzip > deflate, or one built at start-up from --encodings, the
+// server's order of preference) and answers with `vary: accept-encoding` and,
+// unless identity was chosen, `content-encoding` and the compressed length as
+// content-length. Nothing acceptable (`identity;q=0`, `*;q=0`): 406. The rules
+// are in content_coding.h. Each loop thread compresses a version of a file
+// (path, size, mtime, inode) once per encoding and keeps the result next to
+// its cached body; files above the small-file cache's 1 MiB are read whole
+// for it. --encodings= (empty) turns compression off.
 
 #include "transport/http2_server.h"
 
@@ -23,24 +38,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "examples/content_coding.h"
+#include "rpc/compression/accept_encoding.h"
+#include "rpc/compression/encoding.h"
+#include "rpc/compression/negotiator.h"
 #include "transport/slice.h"
 #include "transport/tls.h"
 
 namespace {
 
+using examples::CodingDecision;
+using examples::CodingOptions;
+using rpc::compression::Encoding;
 using transport::ServerStream;
 using transport::SliceBuffer;
 
@@ -80,9 +106,12 @@ std::string_view ContentType(std::string_view path) {
   return "application/octet-stream";
 }
 
-// A file body cached for one loop thread.
+// A file cached for one loop thread: its identity and, when small, its body;
+// its compressed bodies once asked for.
 struct CachedFile {
   transport::Slice data;
+  bool has_data = false;  // Small file: `data` is the body.
+  examples::EncodedVariants encoded;
   struct timespec mtime;
   off_t size;
   ino_t ino;
@@ -112,7 +141,8 @@ bool ReadInto(int fd, off_t offset, size_t n, SliceBuffer* out) {
 
 class FileServer : public transport::Http2Handler {
  public:
-  explicit FileServer(std::string root) : root_(std::move(root)) {}
+  FileServer(std::string root, CodingOptions coding)
+      : root_(std::move(root)), coding_(coding) {}
 
   void OnRequest(ServerStream* stream) override {
     std::string_view path = stream->path();
@@ -160,14 +190,24 @@ class FileServer : public transport::Http2Handler {
     stream->Write(std::move(data), /*end_stream=*/true).IgnoreError();
   }
 
+  // `encoding`: content-encoding unless identity; `vary`: vary:
+  // accept-encoding.
   static void RespondFile(ServerStream* stream, std::string_view path,
-                          size_t size, bool end_stream) {
+                          size_t size, bool end_stream,
+                          Encoding encoding = Encoding::kIdentity,
+                          bool vary = false) {
     const absl::AlphaNum length(size);  // Digits on the stack, no printf.
-    const hpack::HeaderField headers[] = {
+    hpack::HeaderField headers[5] = {
         {":status", "200"},
         {"content-type", ContentType(path)},
         {"content-length", std::string_view(length.data(), length.size())}};
-    stream->Respond(headers, end_stream).IgnoreError();
+    size_t n = 3;
+    if (encoding != Encoding::kIdentity) {
+      headers[n++] = {"content-encoding",
+                      rpc::compression::EncodingName(encoding)};
+    }
+    if (vary) headers[n++] = {"vary", "accept-encoding"};
+    stream->Respond(absl::MakeConstSpan(headers, n), end_stream).IgnoreError();
   }
 
   void ServeFile(ServerStream* stream, std::string_view path, bool head) {
@@ -181,7 +221,7 @@ class FileServer : public transport::Http2Handler {
     const absl::Time now = absl::Now();
     auto it = cache.find(full);
     if (it != cache.end() && now - it->second.checked < absl::Seconds(1)) {
-      SendCached(stream, path, it->second, head);
+      Send(stream, path, it->second, head);
       return;
     }
     struct stat st;
@@ -192,51 +232,133 @@ class FileServer : public transport::Http2Handler {
     }
     if (it != cache.end() && SameFile(it->second, st)) {
       it->second.checked = now;
-      SendCached(stream, path, it->second, head);
+      Send(stream, path, it->second, head);
       return;
     }
-    const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      Simple(stream, "404", "not found\n");
-      return;
-    }
+    // A new file or a new version: forget the old one's bodies.
+    if (it != cache.end()) cache.erase(it);
     const size_t size = static_cast<size_t>(st.st_size);
+    SliceBuffer body;
     if (size <= kCacheableSize) {
-      SliceBuffer body;
+      const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        Simple(stream, "404", "not found\n");
+        return;
+      }
       const bool ok = size == 0 || ReadInto(fd, 0, size, &body);
       ::close(fd);
       if (!ok) {
         Simple(stream, "500", "read failed\n");
         return;
       }
-      CachedFile& c = cache[full];
-      c.data = body.empty() ? transport::Slice() : body.front();
-      c.mtime = st.st_mtim;
-      c.size = st.st_size;
-      c.ino = st.st_ino;
-      c.checked = now;
-      SendCached(stream, path, c, head);
+    }
+    // Large files are cached too, without their body: their identity, and
+    // their compressed bodies once made.
+    CachedFile& c = cache[full];
+    c.has_data = size <= kCacheableSize;
+    c.data = body.empty() ? transport::Slice() : body.front();
+    c.mtime = st.st_mtim;
+    c.size = st.st_size;
+    c.ino = st.st_ino;
+    c.checked = now;
+    Send(stream, path, c, head);
+  }
+
+  // The value of the request's accept-encoding, nullopt if absent.
+  static std::optional<std::string_view> AcceptEncoding(ServerStream* stream) {
+    for (const hpack::HeaderField& f : stream->request_headers()) {
+      if (f.name == "accept-encoding") return f.value;
+    }
+    return std::nullopt;
+  }
+
+  void Send(ServerStream* stream, std::string_view path, CachedFile& file,
+            bool head) {
+    const size_t size = static_cast<size_t>(file.size);
+    CodingDecision coding;
+    if (size >= coding_.min_bytes) {  // Small files: no header lookup.
+      coding = examples::ChooseCoding(coding_, AcceptEncoding(stream), size,
+                                      ContentType(path));
+    }
+    if (coding.not_acceptable) {
+      Simple(stream, "406", "no acceptable content-coding\n");
       return;
     }
-    if (head) {
+    if (coding.encoding != Encoding::kIdentity) {
+      const transport::Slice* encoded = nullptr;
+      if (file.encoded.computed(coding.encoding) || file.has_data) {
+        encoded = file.encoded.Get(coding.encoding, file.data.view());
+      } else {
+        std::string whole;
+        if (!ReadWhole(path, size, &whole)) {
+          Simple(stream, "500", "read failed\n");
+          return;
+        }
+        encoded = file.encoded.Get(coding.encoding, whole);
+      }
+      if (encoded != nullptr) {  // Else not smaller: identity.
+        SendBody(stream, path, *encoded, head, coding);
+        return;
+      }
+      coding.encoding = Encoding::kIdentity;
+    }
+    if (file.has_data) {
+      SendBody(stream, path, file.data, head, coding);
+      return;
+    }
+    // A large file, identity: from the disk.
+    thread_local std::string full;
+    full.assign(root_);
+    full.append(path.data(), path.size());
+    if (full.back() == '/') full += "index.html";
+    const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      Simple(stream, "404", "not found\n");
+      return;
+    }
+    if (head || size == 0) {
       ::close(fd);
-      RespondFile(stream, path, size, /*end_stream=*/true);
+      RespondFile(stream, path, size, /*end_stream=*/true, coding.encoding,
+                  coding.vary);
       return;
     }
-    RespondFile(stream, path, size, /*end_stream=*/false);
+    RespondFile(stream, path, size, /*end_stream=*/false, coding.encoding,
+                coding.vary);
     StreamFile(stream, fd, size);
   }
 
-  static void SendCached(ServerStream* stream, std::string_view path,
-                         const CachedFile& file, bool head) {
-    const size_t size = file.data.size();
+  // Reads the file at `path` (under the root), expecting `size` octets.
+  bool ReadWhole(std::string_view path, size_t size, std::string* out) const {
+    std::string full = root_;
+    full.append(path.data(), path.size());
+    if (full.back() == '/') full += "index.html";
+    const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    out->resize(size);
+    size_t got = 0;
+    while (got < size) {
+      const ssize_t r = ::pread(fd, out->data() + got, size - got, got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    ::close(fd);
+    return got == size;
+  }
+
+  static void SendBody(ServerStream* stream, std::string_view path,
+                       const transport::Slice& data, bool head,
+                       const CodingDecision& coding) {
+    const size_t size = data.size();
     if (head || size == 0) {
-      RespondFile(stream, path, size, /*end_stream=*/true);
+      RespondFile(stream, path, size, /*end_stream=*/true, coding.encoding,
+                  coding.vary);
       return;
     }
-    RespondFile(stream, path, size, /*end_stream=*/false);
+    RespondFile(stream, path, size, /*end_stream=*/false, coding.encoding,
+                coding.vary);
     SliceBuffer body;
-    body.Append(file.data);  // A reference, no copy.
+    body.Append(data);  // A reference, no copy.
     stream->Write(std::move(body), /*end_stream=*/true).IgnoreError();
   }
 
@@ -318,6 +440,7 @@ class FileServer : public transport::Http2Handler {
   }
 
   const std::string root_;
+  const CodingOptions coding_;
 };
 
 bool Flag(std::string_view arg, std::string_view name, std::string* value) {
@@ -332,20 +455,72 @@ bool Flag(std::string_view arg, std::string_view name, std::string* value) {
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s --root=DIR [--port=N] [--host=ADDR] [--threads=N] "
-               "[--tls_cert=FILE --tls_key=FILE]\n",
+               "[--tls_cert=FILE --tls_key=FILE] [--compress_min_bytes=N] "
+               "[--compress_max_bytes=N] [--encodings=zstd,gzip,deflate]\n",
                argv0);
   return 2;
+}
+
+// The Negotiator for --encodings (names in the server's order of
+// preference), or nullptr if a name is unknown. The default list gets the
+// compile-time kDefaultNegotiator; any other a Negotiator built here, once.
+const rpc::compression::Negotiator* MakeNegotiator(std::string_view list) {
+  using rpc::compression::Preference;
+  std::vector<Encoding> order;
+  while (!list.empty()) {
+    const size_t comma = std::min(list.find(','), list.size());
+    const std::string_view name = list.substr(0, comma);
+    list.remove_prefix(std::min(comma + 1, list.size()));
+    if (name.empty()) continue;
+    // One coding name, OWS trimmed, any case.
+    const std::optional<Encoding> e = rpc::compression::ParseGrpcEncoding(name);
+    if (!e.has_value()) return nullptr;
+    order.push_back(*e);
+  }
+  // Preference takes an initializer_list: at most four names, by count
+  // (duplicates are dropped by Preference itself).
+  std::optional<Preference> preference;
+  switch (order.size()) {
+    case 0:
+      preference.emplace(Preference{});
+      break;
+    case 1:
+      preference.emplace(Preference{order[0]});
+      break;
+    case 2:
+      preference.emplace(Preference{order[0], order[1]});
+      break;
+    case 3:
+      preference.emplace(Preference{order[0], order[1], order[2]});
+      break;
+    case 4:
+      preference.emplace(Preference{order[0], order[1], order[2], order[3]});
+      break;
+    default:
+      return nullptr;
+  }
+  if (*preference == rpc::compression::kDefaultPreference) {
+    return &rpc::compression::kDefaultNegotiator;
+  }
+  static const rpc::compression::Negotiator* custom =
+      new rpc::compression::Negotiator(*preference);
+  return custom;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string root, port = "0", host = "127.0.0.1", threads = "1", cert, key;
+  std::string min_bytes = "1024", max_bytes = "16777216",
+              encodings = "zstd,gzip,deflate";
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (!Flag(arg, "root", &root) && !Flag(arg, "port", &port) &&
         !Flag(arg, "host", &host) && !Flag(arg, "threads", &threads) &&
-        !Flag(arg, "tls_cert", &cert) && !Flag(arg, "tls_key", &key)) {
+        !Flag(arg, "tls_cert", &cert) && !Flag(arg, "tls_key", &key) &&
+        !Flag(arg, "compress_min_bytes", &min_bytes) &&
+        !Flag(arg, "compress_max_bytes", &max_bytes) &&
+        !Flag(arg, "encodings", &encodings)) {
       std::fprintf(stderr, "unknown argument: %s\n", argv[i]);
       return Usage(argv[0]);
     }
@@ -355,6 +530,16 @@ int main(int argc, char** argv) {
       port_number < 0 || port_number > 65535 ||
       !absl::SimpleAtoi(threads, &thread_count) || thread_count < 1 ||
       cert.empty() != key.empty()) {
+    return Usage(argv[0]);
+  }
+  CodingOptions coding;
+  coding.negotiator = MakeNegotiator(encodings);
+  if (coding.negotiator == nullptr ||
+      !absl::SimpleAtoi(min_bytes, &coding.min_bytes) ||
+      !absl::SimpleAtoi(max_bytes, &coding.max_bytes)) {
+    std::fprintf(stderr,
+                 "bad --encodings (zstd, gzip, deflate, identity) or "
+                 "--compress_min_bytes/--compress_max_bytes\n");
     return Usage(argv[0]);
   }
   while (root.size() > 1 && root.back() == '/') root.pop_back();
@@ -395,7 +580,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  FileServer handler(root);
+  FileServer handler(root, coding);
   auto server = transport::Http2Server::Start(options, &handler);
   if (!server.ok()) {
     std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
