@@ -9,6 +9,15 @@
 # server CPU per request (utime + stime of the server process, all threads,
 # from /proc/PID/stat before and after, divided by the requests), each with
 # its ratio to h2o. Every cell is the median of REPS runs.
+# A third shape, ours and h2o only: a 64 KiB compressible text file (the
+# repository's Markdown) fetched with accept-encoding: gzip (h2load -c 4
+# -m 10; N requests for ours, N/20 for h2o): ours sends a gzip body compressed once and cached
+# (zlib level 6); h2o (`compress: ON`) compresses every response on the fly.
+#
+# The servers run side by side, all started first, and each repetition runs
+# every server in turn (round-robin, the starting server rotating per
+# repetition), so that the load of this shared machine weighs on all of them
+# alike rather than on whichever ran during a busy minute.
 #
 # Usage: benchmarks/h2load_compare.sh [-n REQUESTS] [-r REPS] [--no-pin]
 #   run from the repository root. Not a test: numbers depend on the machine.
@@ -47,12 +56,12 @@ OURS="$(./bazelw info --config=bench bazel-bin 2>/dev/null)/examples/http2_serve
 [[ -x "$OURS" ]] || { echo "no $OURS" >&2; exit 1; }
 
 WORK="$(mktemp -d)"
-SERVER_PID=""
+declare -A PID PORTS
 cleanup() {
-  if [[ -n "$SERVER_PID" ]]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  for pid in "${PID[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -60,7 +69,12 @@ trap cleanup EXIT
 mkdir -p "$WORK/root"
 chmod 755 "$WORK" "$WORK/root"  # h2o started as root serves as nobody
 printf 'hello, world!!\n' >"$WORK/root/index.html"  # 15 octets
-chmod 644 "$WORK/root/index.html"
+# 64 KiB of compressible text: the repository's Markdown, repeated.
+while (($(stat -c %s "$WORK/root/page.html" 2>/dev/null || echo 0) < 65536)); do
+  cat README.md benchmarks/README.md >>"$WORK/root/page.html"
+done
+truncate -s 65536 "$WORK/root/page.html"
+chmod 644 "$WORK/root/index.html" "$WORK/root/page.html"
 TICKS="$(getconf CLK_TCK)"
 SERVER_CPU=()
 LOAD_CPU=()
@@ -86,7 +100,8 @@ cpu_ticks() {  # PID: utime + stime
   awk '{print $14 + $15}' "/proc/$1/stat"
 }
 
-start_server() {  # NAME: sets SERVER_PID and PORT
+start_server() {  # NAME: sets PID[NAME] and PORTS[NAME]
+  local PORT
   PORT="$(free_port)"
   case "$1" in
     ours)
@@ -108,53 +123,86 @@ hosts:
     paths:
       /:
         file.dir: $WORK/root
+        compress: ON
 EOF
       "${SERVER_CPU[@]}" "$H2O" -c "$WORK/h2o.conf" >"$WORK/h2o.log" 2>&1 &
       ;;
   esac
-  SERVER_PID=$!
+  PID[$1]=$!
+  PORTS[$1]="$PORT"
   wait_port "$PORT"
 }
 
-# run_shape CONNECTIONS STREAMS: prints "req_per_s us_cpu_per_req"
+# run_shape SERVER CONNECTIONS STREAMS PATH ACCEPT REQUESTS: prints
+# "req_per_s us_cpu_per_req"; ACCEPT "-" sends no accept-encoding.
 run_shape() {
-  local before after out rps
-  before="$(cpu_ticks "$SERVER_PID")"
-  out="$("${LOAD_CPU[@]}" "$H2LOAD" -n "$N" -c "$1" -m "$2" \
-    "http://127.0.0.1:$PORT/index.html" 2>&1)"
-  after="$(cpu_ticks "$SERVER_PID")"
-  if ! grep -q "requests: $N total, $N started, $N done, $N succeeded" <<<"$out"; then
+  local before after out rps n="$6" header=()
+  [[ "$5" != - ]] && header=(-H "accept-encoding: $5")
+  before="$(cpu_ticks "${PID[$1]}")"
+  out="$("${LOAD_CPU[@]}" "$H2LOAD" -n "$n" -c "$2" -m "$3" "${header[@]}" \
+    "http://127.0.0.1:${PORTS[$1]}$4" 2>&1)"
+  after="$(cpu_ticks "${PID[$1]}")"
+  if ! grep -q "requests: $n total, $n started, $n done, $n succeeded" <<<"$out"; then
     echo "h2load: not all requests succeeded:" >&2
     echo "$out" >&2
     exit 1
   fi
   rps="$(sed -n 's/^finished in .*, \([0-9.]*\) req\/s.*/\1/p' <<<"$out")"
-  awk -v r="$rps" -v b="$before" -v a="$after" -v t="$TICKS" -v n="$N" \
+  awk -v r="$rps" -v b="$before" -v a="$after" -v t="$TICKS" -v n="$n" \
     'BEGIN { printf "%.0f %.2f\n", r, (a - b) / t / n * 1e6 }'
+}
+
+# gzip_octets SERVER: the octets of the DATA frames answering a gzip request
+# for page.html; fails unless the answer is gzip.
+gzip_octets() {
+  local log
+  log="$(/usr/bin/nghttp -v -H 'accept-encoding: gzip' "http://127.0.0.1:${PORTS[$1]}/page.html" 2>&1)"
+  grep -q 'content-encoding: gzip' <<<"$log" || return 1
+  sed -n 's/.*recv DATA frame <length=\([0-9]*\),.*/\1/p' <<<"$log" | awk '{ n += $1 } END { print n }'
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-declare -A RPS CPU
+declare -A RPS CPU RESULTS
 SERVERS=(ours nghttpd h2o)
-SHAPES=("32 10" "1 32")
+# "CONNECTIONS STREAMS PATH ACCEPT"
+SHAPES=("32 10 /index.html -" "1 32 /index.html -" "4 10 /page.html gzip")
+# gzip 64K: ours answers from its cache, h2o compresses each response (about
+# 1/25 of the rate): N requests for ours, N/20 for h2o.
+GZIP_N=$((N / 20))
 for server in "${SERVERS[@]}"; do
   start_server "$server"
   # Warm up (connections, caches, page faults).
-  "$H2LOAD" -n 2000 -c 4 -m 10 "http://127.0.0.1:$PORT/index.html" >/dev/null 2>&1
-  for shape in "${SHAPES[@]}"; do
-    read -r c m <<<"$shape"
-    results=()
-    for _ in $(seq "$REPS"); do results+=("$(run_shape "$c" "$m")"); done
-    RPS["$server/$shape"]="$(printf '%s\n' "${results[@]}" | cut -d' ' -f1 | median)"
-    CPU["$server/$shape"]="$(printf '%s\n' "${results[@]}" | cut -d' ' -f2 | median)"
+  "$H2LOAD" -n 2000 -c 4 -m 10 "http://127.0.0.1:${PORTS[$server]}/index.html" >/dev/null 2>&1
+done
+declare -A GZIP_OCTETS
+for server in ours h2o; do
+  GZIP_OCTETS[$server]="$(gzip_octets "$server")" ||
+    { echo "$server does not send gzip for page.html" >&2; exit 1; }
+done
+for rep in $(seq "$REPS"); do
+  # Round-robin, the first server rotating per repetition.
+  for i in "${!SERVERS[@]}"; do
+    server="${SERVERS[$(((i + rep) % ${#SERVERS[@]}))]}"
+    for shape in "${SHAPES[@]}"; do
+      read -r c m path accept <<<"$shape"
+      n="$N"
+      if [[ "$accept" != - ]]; then
+        [[ "$server" == nghttpd ]] && continue  # nghttpd does not compress
+        [[ "$server" == h2o ]] && n="$GZIP_N"
+      fi
+      RESULTS["$server/$shape"]+="$(run_shape "$server" "$c" "$m" "$path" "$accept" "$n")"$'\n'
+    done
   done
-  kill "$SERVER_PID"
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=""
+done
+for key in "${!RESULTS[@]}"; do
+  RPS["$key"]="$(printf '%s' "${RESULTS[$key]}" | cut -d' ' -f1 | median)"
+  CPU["$key"]="$(printf '%s' "${RESULTS[$key]}" | cut -d' ' -f2 | median)"
 done
 
 echo "h2load -n $N, 15-octet file, h2c, one server thread; median of $REPS runs"
+echo "(gzip 64K: -H 'accept-encoding: gzip', a 64 KiB text file, -n $N for ours and $GZIP_N for h2o;"
+echo " gzip body: ours ${GZIP_OCTETS[ours]} octets (zlib 6, cached), h2o ${GZIP_OCTETS[h2o]} (per response))"
 echo "(server on CPU 0, h2load on CPU 1: ${SERVER_CPU[*]:-not pinned})"
 echo
 printf '| %-26s | %-8s | %10s | %11s | %13s | %12s |\n' \
@@ -162,9 +210,12 @@ printf '| %-26s | %-8s | %10s | %11s | %13s | %12s |\n' \
 printf '|%s|%s|%s|%s|%s|%s|\n' "----------------------------" "----------" \
   "------------:" "-------------:" "---------------:" "--------------:"
 for shape in "${SHAPES[@]}"; do
-  read -r c m <<<"$shape"
+  read -r c m path accept <<<"$shape"
+  label="h2load -c $c -m $m"
+  [[ "$accept" != - ]] && label="$label $accept 64K"
   for server in "${SERVERS[@]}"; do
-    awk -v s="h2load -c $c -m $m" -v name="$server" \
+    [[ -n "${RPS[$server/$shape]:-}" ]] || continue
+    awk -v s="$label" -v name="$server" \
       -v r="${RPS[$server/$shape]}" -v rh="${RPS[h2o/$shape]}" \
       -v u="${CPU[$server/$shape]}" -v uh="${CPU[h2o/$shape]}" \
       'BEGIN { printf "| %-26s | %-8s | %10d | %10.2fx | %13.2f | %11.2fx |\n",
