@@ -1,0 +1,68 @@
+// The echo server of //benchmarks:rpc_benchmark on our rpc stack: listens on
+// 127.0.0.1:<port> (0 picks one), prints "PORT <n>", serves until killed.
+// Flags: --port=N --loops=N --workers=N (defaults 0, 1, 4).
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "benchmarks/rpc_bench/echo.rpc.pb.h"
+#include "rpc/rpc.h"
+
+namespace {
+
+class EchoImpl final : public rpcbench::Echo::Service {
+ public:
+  rpc::Status Unary(rpc::ServerContext*, const rpcbench::EchoMessage* req,
+                    rpcbench::EchoMessage* resp) override {
+    resp->set_payload(req->payload());
+    return rpc::Status::OK;
+  }
+  rpc::Status Stream(
+      rpc::ServerContext*,
+      rpc::ServerReaderWriter<rpcbench::EchoMessage, rpcbench::EchoMessage>*
+          stream) override {
+    rpcbench::EchoMessage m;
+    while (stream->Read(&m)) {
+      if (!stream->Write(m)) break;
+    }
+    return rpc::Status::OK;
+  }
+};
+
+int IntFlag(int argc, char** argv, const char* name, int def) {
+  size_t n = std::strlen(name);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') {
+      return std::atoi(argv[i] + n + 1);
+    }
+  }
+  return def;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int port_flag = IntFlag(argc, argv, "--port", 0);
+  const int loops = IntFlag(argc, argv, "--loops", 1);
+  const int workers = IntFlag(argc, argv, "--workers", 4);
+  EchoImpl service;
+  int port = 0;
+  rpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:" + std::to_string(port_flag),
+                           rpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  builder.SetNumLoops(loops);
+  builder.SetWorkerThreads(workers, 256);
+  std::unique_ptr<rpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    std::fprintf(stderr, "ours_server: could not start\n");
+    return 1;
+  }
+  std::printf("PORT %d\n", port);
+  std::fflush(stdout);
+  server->Wait();
+  return 0;
+}
