@@ -504,6 +504,56 @@ TEST(HuffmanRoundTrip, HeaderLikeText) {
 // ---- Encoding lengths and bounds
 // --------------------------------------------------------
 
+// The encoders against a bit-by-bit reference (BitWriter): every octet alone
+// and in pairs, and random strings of every kind of code length, through
+// HuffmanEncode, HuffmanEncodeBounded and HuffmanEncodeBoundedWithSlack
+// (exact-size heap buffers for ASan).
+std::string ReferenceEncode(std::string_view in) {
+  BitWriter w;
+  for (unsigned char c : in) w.AppendSymbol(c);
+  return w.Octets(1);
+}
+
+void CheckEncodersMatchTheReference(std::string_view s) {
+  const std::string expected = ReferenceEncode(s);
+  ASSERT_EQ(Encode(s), expected) << ToHex(s);
+  const size_t len = expected.size();
+  std::unique_ptr<uint8_t[]> bounded(new uint8_t[len]);
+  ASSERT_EQ(HuffmanEncodeBounded(s, bounded.get(), len), len);
+  ASSERT_EQ(std::memcmp(bounded.get(), expected.data(), len), 0) << ToHex(s);
+  std::unique_ptr<uint8_t[]> slack(new uint8_t[len + kHuffmanEncodeSlack]);
+  ASSERT_EQ(HuffmanEncodeBoundedWithSlack(s, slack.get(), len), len);
+  ASSERT_EQ(std::memcmp(slack.get(), expected.data(), len), 0) << ToHex(s);
+}
+
+TEST(HuffmanEncode, EveryOctetAndPairMatchesTheReference) {
+  for (int a = 0; a < 256; ++a) {
+    const char one[1] = {static_cast<char>(a)};
+    CheckEncodersMatchTheReference(std::string_view(one, 1));
+    for (int b = 0; b < 256; ++b) {
+      const char two[2] = {static_cast<char>(a), static_cast<char>(b)};
+      CheckEncodersMatchTheReference(std::string_view(two, 2));
+    }
+  }
+}
+
+TEST(HuffmanEncode, RandomStringsMatchTheReference) {
+  std::mt19937 rng(17);
+  for (int iter = 0; iter < 6000; ++iter) {
+    std::string s(rng() % 120, '\0');
+    const int mode = iter % 5;
+    for (char& c : s) {
+      const uint32_t r = rng();
+      c = static_cast<char>(mode == 0   ? 'a' + r % 26
+                            : mode == 1 ? r
+                            : mode == 2 ? (r % 5 ? 0xff : r)  // 26-30 bit codes
+                            : mode == 3 ? (r % 3 ? 'e' : r)   // mostly text
+                                        : 32 + r % 95);
+    }
+    CheckEncodersMatchTheReference(s);
+  }
+}
+
 TEST(HuffmanEncode, LengthMatchesOctetsWritten) {
   std::mt19937 rng(3);
   EXPECT_EQ(HuffmanEncodedLength(""), 0u);
