@@ -38,10 +38,16 @@ using huffman_internal::kMinCodeLength;
 // Lookups per refill: each consumes at most kLookupBits of the >= 56 bits
 // loaded.
 constexpr int kSteps = 56 / kLookupBits;
-// Output octets one fast iteration may touch past its start: each lookup stores
-// 2 octets and advances by at most kMaxSymbolsPerEntry; a long code writes one
-// octet.
-constexpr size_t kFastOutSlack = (kSteps - 1) * kMaxSymbolsPerEntry + 2;
+static_assert(kSteps * kLookupBits < 64, "summed entries' bits must not carry");
+// The output bound needs no check in an unchecked lookup (one made with at
+// least kLookupBits input bits left): after s symbols from at least 5s bits,
+// with R >= kLookupBits input bits left of the 8 * len,
+//   out_end - (out + s) = floor(8 * len / 5) - s >= (8 * len - 5s - 4) / 5
+//                       >= (R - 4) / 5 >= 9 / 5,
+// which is more than 1: at least 2 octets of room for the entry's 2-octet
+// store. (out_end is out + HuffmanMaxDecodedLength(len).)
+static_assert(kLookupBits - 4 > kMinCodeLength && kMaxSymbolsPerEntry <= 2,
+              "an unchecked lookup's 2-octet store must stay inside out_end");
 
 inline uint64_t LoadBigEndian64(const uint8_t* p) {
   uint64_t v;
@@ -72,6 +78,19 @@ inline void StoreSymbols(uint8_t* p, uint16_t symbols) {
 
 inline unsigned EntryBits(unsigned length) { return length & 63; }
 inline unsigned EntrySymbols(unsigned length) { return length >> 6; }
+
+// One unchecked lookup: emits the entry's symbols and consumes its bits from
+// *bits; adds the raw entry to *entries (see the fast loop).
+__attribute__((always_inline)) inline void DecodeStep(uint64_t* bits,
+                                                      uint8_t** o,
+                                                      unsigned* entries) {
+  const unsigned index = static_cast<unsigned>(*bits >> (64 - kLookupBits));
+  const unsigned e = kDecodeTable.length[index];
+  *entries += e;
+  StoreSymbols(*o, kDecodeTable.symbols[index]);
+  *o += EntrySymbols(e);
+  *bits <<= EntryBits(e);
+}
 
 // The `left` (1..7) octets before `end`, big-endian in the high octets of the
 // result, and 1 bits below them. Reads only [end - left, end) when the string
@@ -125,7 +144,9 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
   uint64_t bits = 0;
   unsigned avail = 0;
 
-  while (end - p >= 8 && static_cast<size_t>(out_end - o) >= kFastOutSlack) {
+  // Every lookup here has at least 56 - 3 * kLookupBits > kLookupBits input
+  // bits left, so the output bound needs no check (see kLookupBits above).
+  while (end - p >= 8) {
     // Refill to 56-63 bits: `bits` ends at octet p, and so does the input
     // counted in it.
     bits |= LoadBigEndian64(p) >> avail;
@@ -145,15 +166,18 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
       avail -= code_len;
       continue;
     }
-    for (int step = 0;;) {
-      StoreSymbols(o, kDecodeTable.symbols[index]);
-      o += EntrySymbols(e);
-      bits <<= EntryBits(e);
-      avail -= EntryBits(e);
-      if (++step == kSteps) break;
-      index = static_cast<unsigned>(bits >> (64 - kLookupBits));
-      e = kDecodeTable.length[index];
-    }
+    // The raw entries are summed and the bit count taken once: the bits
+    // fields total at most kSteps * kLookupBits < 64, so they never carry
+    // into the symbol counts.
+    unsigned entries = e;
+    StoreSymbols(o, kDecodeTable.symbols[index]);
+    o += EntrySymbols(e);
+    bits <<= EntryBits(e);
+    static_assert(kSteps == 4, "three more lookups, unrolled");
+    DecodeStep(&bits, &o, &entries);
+    DecodeStep(&bits, &o, &entries);
+    DecodeStep(&bits, &o, &entries);
+    avail -= EntryBits(entries);
   }
 
   // Tail: fewer than 8 octets past p (or the output nearly full). It decodes
@@ -178,7 +202,20 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
       w = LoadBigEndian64(q) << skip;
       valid = 64 - skip;
     }
-    unsigned used_in_window = 0;
+    const unsigned window_bits = valid;
+    // The first valid / kLookupBits lookups of a window are taken unchecked,
+    // as in the fast loop: each entry's bits are input, and a long code reads
+    // length 0, which consumes and emits nothing (the checked loop below takes
+    // it). Each has at least kLookupBits input bits left, so its 2-octet
+    // store needs no output check.
+    unsigned unchecked = valid / kLookupBits;  // 0..4
+    if (unchecked > 0) {
+      unsigned entries = 0;  // Summed as in the fast loop.
+      do {
+        DecodeStep(&w, &o, &entries);
+      } while (--unchecked > 0);
+      valid -= EntryBits(entries);
+    }
     for (;;) {
       const unsigned index = static_cast<unsigned>(w >> (64 - kLookupBits));
       const unsigned e = kDecodeTable.length[index];
@@ -203,7 +240,6 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
         o += EntrySymbols(e);
         w <<= used;
         valid -= used;
-        used_in_window += used;
         continue;
       }
       // Well-formed end of the string: only padding (1s, at most 7 bits) is
@@ -221,7 +257,6 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
         *o++ = static_cast<uint8_t>(sym);
         w <<= code_len;
         valid -= code_len;
-        used_in_window += code_len;
         continue;
       }
       if (!last) break;  // The code continues past this window: reload.
@@ -233,7 +268,7 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
       *out_len = static_cast<size_t>(o - out);
       return HuffmanDecodeStatus::kOk;
     }
-    bit_pos += used_in_window;
+    bit_pos += window_bits - valid;
   }
   *out_len = static_cast<size_t>(o - out);
   return HuffmanDecodeStatus::kOk;

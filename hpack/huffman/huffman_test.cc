@@ -409,6 +409,28 @@ TEST(HuffmanDecode, MaxDecodedLengthIsReached) {
   }
 }
 
+// Output nearly full at every length: strings of mostly 5-bit codes (which
+// reach HuffmanMaxDecodedLength) with some 6- to 8-bit and long codes, so the
+// fast loop, the unchecked lookups at the start of each tail window and the
+// checked ones all meet the output bound (exact-size buffers for ASan).
+TEST(HuffmanDecode, DenseStringsOfEveryLengthMatchTheReference) {
+  std::mt19937 rng(23);
+  const char kFive[] = "012aceiost";
+  const char kMore[] =
+      "%-./3456789=A_bdfghlmnpru:BCDEFGHIJKLMNOPQRSTUVWYjkqvwxyz&*,;XZ";
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string s(iter % 150, '\0');
+    const uint32_t rare = 2 + iter % 13;
+    for (char& c : s) {
+      const uint32_t r = rng();
+      c = r % rare == 0 ? kMore[(r >> 8) % (sizeof(kMore) - 1)]
+          : r % 97 == 1 ? static_cast<char>(r >> 8)
+                        : kFive[(r >> 8) % (sizeof(kFive) - 1)];
+    }
+    EXPECT_EQ(DecodeBoth(Encode(s)).out, s);
+  }
+}
+
 TEST(HuffmanDecode, AllOneAndTwoOctetInputsMatchTheReference) {
   for (int a = 0; a < 256; ++a) {
     DecodeBoth(std::string(1, static_cast<char>(a)));
