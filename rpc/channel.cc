@@ -81,6 +81,8 @@ Channel::Channel(std::string target, std::shared_ptr<ChannelCredentials> creds,
       self_(std::make_shared<Channel*>(this)) {
   call_options_.max_receive_message_size = Limit(args.max_receive_message_size);
   call_options_.max_send_message_size = Limit(args.max_send_message_size);
+  call_options_.encoding = args.compression_algorithm;
+  call_options_.compression_threshold = args.compression_threshold;
 }
 
 Channel::~Channel() {
@@ -101,7 +103,14 @@ Channel::~Channel() {
 }
 
 std::shared_ptr<internal::ClientCall> Channel::CreateCall(
-    const std::string& path, absl::Time deadline, const Metadata& metadata) {
+    const std::string& path, absl::Time deadline, const Metadata& metadata,
+    std::optional<compression::Encoding> encoding) {
+  if (encoding.has_value()) {
+    internal::ClientCallOptions options = call_options_;
+    options.encoding = *encoding;
+    return std::make_shared<internal::ClientCall>(this, loop_, path, deadline,
+                                                  metadata, options);
+  }
   return std::make_shared<internal::ClientCall>(this, loop_, path, deadline,
                                                 metadata, call_options_);
 }

@@ -22,12 +22,16 @@
 #ifndef RPC_CHANNEL_H_
 #define RPC_CHANNEL_H_
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+#include "rpc/compression/codec.h"
+#include "rpc/compression/encoding.h"
 #include "rpc/credentials.h"
 #include "rpc/internal/client_call.h"
 #include "rpc/internal/client_transport.h"
@@ -50,7 +54,17 @@ struct ChannelArguments {
   // TLS: verify the server as this name instead of the target's host
   // (grpc's GRPC_SSL_TARGET_NAME_OVERRIDE_ARG).
   std::string ssl_target_name_override;
+  // The request encoding of calls whose ClientContext sets none (identity:
+  // uncompressed), and the size from which a request message is compressed
+  // (smaller ones go uncompressed, flag 0).
+  compression::Encoding compression_algorithm =
+      compression::Encoding::kIdentity;
+  size_t compression_threshold = compression::kDefaultCompressionThreshold;
 
+  void SetCompressionAlgorithm(compression::Encoding encoding) {
+    compression_algorithm = encoding;
+  }
+  void SetCompressionThreshold(size_t bytes) { compression_threshold = bytes; }
   void SetMaxReceiveMessageSize(int size) { max_receive_message_size = size; }
   void SetMaxSendMessageSize(int size) { max_send_message_size = size; }
   void SetUserAgentPrefix(const std::string& prefix) {
@@ -77,9 +91,10 @@ class Channel final : private internal::ClientTransport::Host {
 
   // For stubs and call objects: a call of `path` ("/pkg.Service/Method"), not
   // yet started.
-  std::shared_ptr<internal::ClientCall> CreateCall(const std::string& path,
-                                                   absl::Time deadline,
-                                                   const Metadata& metadata);
+  // `encoding`: the request encoding, or nullopt for the channel's default.
+  std::shared_ptr<internal::ClientCall> CreateCall(
+      const std::string& path, absl::Time deadline, const Metadata& metadata,
+      std::optional<compression::Encoding> encoding = std::nullopt);
 
   // ---- Loop thread, for ClientCall ----
   // Starts the call on the connection (connecting first if needed).

@@ -17,10 +17,13 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "rpc/compression/encoding.h"
 #include "rpc/wire/metadata.h"
 #include "rpc/wire/status.h"
 
@@ -54,6 +57,26 @@ class ClientContext {
   }
   const Metadata& send_metadata() const { return send_metadata_; }
 
+  // The request encoding (grpc-encoding): messages of at least the channel's
+  // compression threshold are compressed with it. Default: the channel's
+  // (ChannelArguments::compression_algorithm, identity unless set). Responses
+  // in any of identity, deflate, gzip and zstd are decoded whatever this is.
+  void set_compression_algorithm(compression::Encoding encoding) {
+    compression_algorithm_ = encoding;
+  }
+  std::optional<compression::Encoding> compression_algorithm() const {
+    return compression_algorithm_;
+  }
+  // Tests only: sends `value` as grpc-encoding instead (messages are still
+  // compressed per compression_algorithm), to exercise a server's answer to
+  // an encoding it does not support. Blocking and streaming calls only.
+  void set_grpc_encoding_header_for_test(std::string value) {
+    grpc_encoding_header_for_test_ = std::move(value);
+  }
+  const std::string& grpc_encoding_header_for_test() const {
+    return grpc_encoding_header_for_test_;
+  }
+
   // Cancels the call (any thread): RST_STREAM CANCEL to the server and
   // CANCELLED for the caller.
   void TryCancel();
@@ -79,6 +102,8 @@ class ClientContext {
  private:
   absl::Time deadline_ = absl::InfiniteFuture();
   Metadata send_metadata_;
+  std::optional<compression::Encoding> compression_algorithm_;
+  std::string grpc_encoding_header_for_test_;
   mutable absl::Mutex mu_;
   std::shared_ptr<internal::ClientCall> call_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<Channel> channel_;

@@ -40,8 +40,13 @@ inline std::shared_ptr<ClientCall> StartCall(
     const std::shared_ptr<Channel>& channel, const std::string& path,
     ClientContext* ctx, transport::SliceBuffer* first, bool end) {
   std::shared_ptr<ClientCall> call =
-      channel->CreateCall(path, ctx->deadline(), ctx->send_metadata());
+      channel->CreateCall(path, ctx->deadline(), ctx->send_metadata(),
+                          ctx->compression_algorithm());
   ctx->set_call(call, channel);
+  if (!ctx->grpc_encoding_header_for_test().empty()) {
+    call->set_grpc_encoding_header_for_test(
+        ctx->grpc_encoding_header_for_test());
+  }
   call->Start(first, end);
   return call;
 }
@@ -110,7 +115,8 @@ void AsyncUnaryCall(const std::shared_ptr<Channel>& channel,
     return;
   }
   std::shared_ptr<internal::ClientCall> call =
-      channel->CreateCall(path, ctx->deadline(), ctx->send_metadata());
+      channel->CreateCall(path, ctx->deadline(), ctx->send_metadata(),
+                          ctx->compression_algorithm());
   internal::ClientCall* raw = call.get();
   call->SetOnDone([raw, ctx, response, done = std::move(done)] {
     transport::SliceBuffer message;

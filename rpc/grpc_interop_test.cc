@@ -7,12 +7,16 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "rpc/internal/client_call.h"
+#include "rpc/internal/server_call.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.grpc.pb.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
@@ -25,12 +29,26 @@ using test::EchoResponse;
 
 const char kSpecialMessage[] = "\t\xc3\xa9t\xc3\xa9 100% \"ok\"\r\n";
 
+std::string CompressibleText(size_t n) {
+  std::string s;
+  for (size_t i = 0; s.size() < n; ++i) s += "word" + std::to_string(i % 89);
+  s.resize(n);
+  return s;
+}
+
 // ---- Our server ----
 
 class OurEcho final : public test::EchoService::Service {
  public:
   Status Echo(ServerContext* ctx, const EchoRequest* req,
               EchoResponse* resp) override {
+    request_encoding = ctx->request_compression_algorithm();
+    compressed_requests = ctx->call()->compressed_requests();
+    if (auto v = ctx->client_metadata().Get("x-response-encoding")) {
+      if (auto e = compression::ParseEncodingName(*v)) {
+        ctx->set_compression_algorithm(*e);
+      }
+    }
     if (auto v = ctx->client_metadata().Get("x-in")) {
       ctx->AddInitialMetadata("x-initial", std::string(*v));
       ctx->AddTrailingMetadata("x-trailing-bin", std::string(*v) + '\0');
@@ -43,11 +61,16 @@ class OurEcho final : public test::EchoService::Service {
                     req->status_message());
     }
     resp->set_message(req->message());
-    resp->set_payload(std::string(req->response_size(), 'p'));
+    resp->set_payload(req->payload() + std::string(req->response_size(), 'p'));
     return Status::OK;
   }
-  Status ServerStream(ServerContext*, const EchoRequest* req,
+  Status ServerStream(ServerContext* ctx, const EchoRequest* req,
                       ServerWriter<EchoResponse>* writer) override {
+    if (auto v = ctx->client_metadata().Get("x-response-encoding")) {
+      if (auto e = compression::ParseEncodingName(*v)) {
+        ctx->set_compression_algorithm(*e);
+      }
+    }
     for (int i = 0; i < req->count(); ++i) {
       EchoResponse r;
       r.set_index(i);
@@ -74,14 +97,28 @@ class OurEcho final : public test::EchoService::Service {
     }
     return Status::OK;
   }
+
+  std::atomic<compression::Encoding> request_encoding{
+      compression::Encoding::kIdentity};
+  std::atomic<size_t> compressed_requests{0};
 };
 
 // ---- grpc++'s server ----
+
+// "gzip" / "deflate" in x-response-encoding: the response's algorithm.
+void SetGrpcResponseCompression(grpc::ServerContext* ctx) {
+  auto it = ctx->client_metadata().find("x-response-encoding");
+  if (it == ctx->client_metadata().end()) return;
+  const std::string v(it->second.data(), it->second.size());
+  if (v == "gzip") ctx->set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  if (v == "deflate") ctx->set_compression_algorithm(GRPC_COMPRESS_DEFLATE);
+}
 
 class GrpcEcho final : public test::grpcpeer::EchoService::Service {
  public:
   grpc::Status Echo(grpc::ServerContext* ctx, const EchoRequest* req,
                     EchoResponse* resp) override {
+    SetGrpcResponseCompression(ctx);
     auto it = ctx->client_metadata().find("x-in");
     if (it != ctx->client_metadata().end()) {
       std::string v(it->second.data(), it->second.size());
@@ -96,11 +133,12 @@ class GrpcEcho final : public test::grpcpeer::EchoService::Service {
                           req->status_message());
     }
     resp->set_message(req->message());
-    resp->set_payload(std::string(req->response_size(), 'p'));
+    resp->set_payload(req->payload() + std::string(req->response_size(), 'p'));
     return grpc::Status::OK;
   }
-  grpc::Status ServerStream(grpc::ServerContext*, const EchoRequest* req,
+  grpc::Status ServerStream(grpc::ServerContext* ctx, const EchoRequest* req,
                             grpc::ServerWriter<EchoResponse>* writer) override {
+    SetGrpcResponseCompression(ctx);
     for (int i = 0; i < req->count(); ++i) {
       EchoResponse r;
       r.set_index(i);
@@ -135,9 +173,14 @@ class GrpcEcho final : public test::grpcpeer::EchoService::Service {
 
 class OurClientGrpcServer : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { StartServer(false); }
+  void StartServer(bool default_gzip) {
+    if (server_ != nullptr) server_->Shutdown();
     int port = 0;
     grpc::ServerBuilder builder;
+    if (default_gzip) {
+      builder.SetDefaultCompressionAlgorithm(GRPC_COMPRESS_GZIP);
+    }
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                              &port);
     builder.RegisterService(&service_);
@@ -178,6 +221,68 @@ TEST_F(OurClientGrpcServer, Unary) {
   EXPECT_EQ(ctx.GetServerInitialMetadata().Get("x-initial"), "abc");
   EXPECT_EQ(ctx.GetServerTrailingMetadata().Get("x-trailing-bin"),
             std::string("abc\0", 4));
+}
+
+// Our compressed requests (gzip, deflate) decoded by grpc++.
+TEST_F(OurClientGrpcServer, CompressedRequest) {
+  for (compression::Encoding e :
+       {compression::Encoding::kGzip, compression::Encoding::kDeflate}) {
+    ClientContext ctx;
+    Bound(&ctx);
+    ctx.set_compression_algorithm(e);
+    EchoRequest req;
+    req.set_payload(CompressibleText(50000));
+    EchoResponse resp;
+    Status s = stub_->Echo(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(resp.payload(), req.payload());
+    EXPECT_EQ(ctx.call()->compressed_requests(), 1u);
+  }
+}
+
+// grpc++ compressing its responses (per call, and by server default) for us.
+TEST_F(OurClientGrpcServer, CompressedResponse) {
+  for (const char* encoding : {"gzip", "deflate"}) {
+    ClientContext ctx;
+    Bound(&ctx);
+    ctx.AddMetadata("x-response-encoding", encoding);
+    EchoRequest req;
+    req.set_response_size(100000);
+    EchoResponse resp;
+    Status s = stub_->Echo(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << encoding << ": " << s;
+    EXPECT_EQ(resp.payload(), std::string(100000, 'p'));
+    EXPECT_EQ(ctx.call()->compressed_responses(), 1u) << encoding;
+  }
+  ClientContext ctx;
+  Bound(&ctx);
+  ctx.AddMetadata("x-response-encoding", "gzip");
+  EchoRequest req;
+  req.set_count(5);
+  req.set_response_size(5000);
+  auto reader = stub_->ServerStream(&ctx, req);
+  EchoResponse resp;
+  int n = 0;
+  while (reader->Read(&resp)) {
+    EXPECT_EQ(resp.index(), n++);
+    EXPECT_EQ(resp.payload(), std::string(5000, 's'));
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(n, 5);
+  EXPECT_EQ(ctx.call()->compressed_responses(), 5u);
+}
+
+TEST_F(OurClientGrpcServer, ServerDefaultCompression) {
+  StartServer(/*default_gzip=*/true);
+  ClientContext ctx;
+  Bound(&ctx);
+  EchoRequest req;
+  req.set_response_size(100000);
+  EchoResponse resp;
+  Status s = stub_->Echo(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(resp.payload(), std::string(100000, 'p'));
+  EXPECT_EQ(ctx.call()->compressed_responses(), 1u);
 }
 
 TEST_F(OurClientGrpcServer, StatusWithSpecialMessage) {
@@ -342,17 +447,80 @@ TEST_F(GrpcClientOurServer, UnimplementedMethod) {
             grpc::StatusCode::UNIMPLEMENTED);
 }
 
-// Compression is issue 6: until then a compressed request is refused with
-// UNIMPLEMENTED, as the spec asks for an unsupported grpc-encoding.
-TEST_F(GrpcClientOurServer, CompressedRequestIsUnimplemented) {
+// A grpc++ client compressing its request (gzip, deflate): we decode it.
+TEST_F(GrpcClientOurServer, CompressedRequest) {
+  for (auto [algorithm, encoding] :
+       {std::pair{GRPC_COMPRESS_GZIP, compression::Encoding::kGzip},
+        std::pair{GRPC_COMPRESS_DEFLATE, compression::Encoding::kDeflate}}) {
+    grpc::ClientContext ctx;
+    Bound(&ctx);
+    ctx.set_compression_algorithm(algorithm);
+    EchoRequest req;
+    req.set_payload(CompressibleText(50000));
+    EchoResponse resp;
+    grpc::Status s = stub_->Echo(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(resp.payload(), req.payload());
+    EXPECT_EQ(service_.request_encoding.load(), encoding);
+    EXPECT_EQ(service_.compressed_requests.load(), 1u);
+  }
+}
+
+// We compress responses for a grpc++ client (it accepts identity, deflate,
+// gzip): as asked per call, and zstd, which it does not accept, becomes gzip.
+TEST_F(GrpcClientOurServer, CompressedResponse) {
+  for (const char* encoding : {"gzip", "deflate", "zstd"}) {
+    grpc::ClientContext ctx;
+    Bound(&ctx);
+    ctx.AddMetadata("x-response-encoding", encoding);
+    EchoRequest req;
+    req.set_response_size(100000);
+    EchoResponse resp;
+    grpc::Status s = stub_->Echo(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << encoding << ": " << s.error_message();
+    EXPECT_EQ(resp.payload(), std::string(100000, 'p'));
+  }
   grpc::ClientContext ctx;
   Bound(&ctx);
-  ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  ctx.AddMetadata("x-response-encoding", "deflate");
   EchoRequest req;
-  req.set_message(std::string(1000, 'z'));
+  req.set_count(5);
+  req.set_response_size(5000);
+  auto reader = stub_->ServerStream(&ctx, req);
   EchoResponse resp;
-  EXPECT_EQ(stub_->Echo(&ctx, req, &resp).error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
+  int n = 0;
+  while (reader->Read(&resp)) {
+    EXPECT_EQ(resp.index(), n++);
+    EXPECT_EQ(resp.payload(), std::string(5000, 's'));
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(n, 5);
+}
+
+// A server default of zstd negotiates down to what grpc++ accepts.
+TEST(GrpcClientOurServerDefault, ZstdDefaultBecomesGzip) {
+  OurEcho service;
+  int port = 0;
+  std::unique_ptr<Server> server =
+      ServerBuilder()
+          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
+          .RegisterService(&service)
+          .SetDefaultCompressionAlgorithm(compression::Encoding::kZstd)
+          .BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = test::grpcpeer::EchoService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  EchoRequest req;
+  req.set_response_size(100000);
+  EchoResponse resp;
+  grpc::Status s = stub->Echo(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.payload(), std::string(100000, 'p'));
+  // The call is done; grpc++ keeps its idle connection open, so do not wait
+  // for it to close.
+  stub.reset();
+  server->Shutdown(absl::Now() + absl::Milliseconds(100));
 }
 
 TEST_F(GrpcClientOurServer, ServerStreaming) {

@@ -44,6 +44,17 @@ ServerBuilder& ServerBuilder::SetMaxSendMessageSize(int bytes) {
   return *this;
 }
 
+ServerBuilder& ServerBuilder::SetDefaultCompressionAlgorithm(
+    compression::Encoding encoding) {
+  options_.limits.default_encoding = encoding;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetCompressionThreshold(size_t bytes) {
+  options_.limits.compression_threshold = bytes;
+  return *this;
+}
+
 std::unique_ptr<Server> ServerBuilder::BuildAndStart() {
   std::unique_ptr<Server> server(new Server(options_, services_));
   if (!server->Start(addresses_, credentials_, selected_ports_).ok())

@@ -4,10 +4,12 @@
 #ifndef RPC_SERVER_BUILDER_H_
 #define RPC_SERVER_BUILDER_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "rpc/compression/encoding.h"
 #include "rpc/credentials.h"
 #include "rpc/server.h"
 #include "rpc/service.h"
@@ -36,6 +38,13 @@ class ServerBuilder {
   // 4 MiB); larger responses too (default unlimited). -1: unlimited.
   ServerBuilder& SetMaxReceiveMessageSize(int bytes);
   ServerBuilder& SetMaxSendMessageSize(int bytes);
+  // The response encoding of calls whose handler sets none
+  // (ServerContext::set_compression_algorithm); default identity. Used only
+  // when the client accepts compression; see ServerContext for the rule.
+  ServerBuilder& SetDefaultCompressionAlgorithm(compression::Encoding encoding);
+  // Response messages smaller than this go uncompressed (flag 0) on a
+  // compressed call; default compression::kDefaultCompressionThreshold (1024).
+  ServerBuilder& SetCompressionThreshold(size_t bytes);
 
   // nullptr when a port could not be bound, or two services share a method.
   std::unique_ptr<Server> BuildAndStart();

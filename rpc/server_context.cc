@@ -35,4 +35,12 @@ void ServerContext::AddTrailingMetadata(const std::string& key,
 
 bool ServerContext::IsCancelled() const { return call_->IsCancelled(); }
 
+void ServerContext::set_compression_algorithm(compression::Encoding encoding) {
+  call_->SetResponseEncoding(encoding);
+}
+
+compression::Encoding ServerContext::request_compression_algorithm() const {
+  return call_->request_encoding;
+}
+
 }  // namespace rpc

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "rpc/compression/encoding.h"
 #include "rpc/wire/metadata.h"
 
 namespace rpc {
@@ -61,6 +62,19 @@ class ServerContext {
   // cancelled or its deadline passed, the connection failed, or the server is
   // shutting down past its deadline. Writes then fail and reads return false.
   bool IsCancelled() const;
+
+  // The response encoding for this call, before the first Write (later calls
+  // are ignored); default: the server's (SetDefaultCompressionAlgorithm).
+  // The encoding actually used is one the client accepts
+  // (grpc-accept-encoding): identity when `encoding` is identity or the client
+  // sent no grpc-accept-encoding; else `encoding` itself when the client lists
+  // it; else the server's first preference among the ones the client lists
+  // (compression::kDefaultPreference: zstd, gzip, deflate; answered by
+  // compression::kDefaultNegotiator), identity if none. Response messages
+  // below the server's threshold are sent uncompressed.
+  void set_compression_algorithm(compression::Encoding encoding);
+  // The request's grpc-encoding (identity when absent).
+  compression::Encoding request_compression_algorithm() const;
 
   // For the library.
   internal::ServerCall* call() const { return call_.get(); }

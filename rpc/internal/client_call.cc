@@ -23,7 +23,9 @@ ClientCall::ClientCall(Channel* channel, transport::EventLoop* loop,
       metadata_(std::move(metadata)),
       options_(options),
       core_(options.read_bound, options.write_bound),
-      deframer_(options.max_receive_message_size) {}
+      deframer_(options.max_receive_message_size),
+      decompressor_(options.max_receive_message_size),
+      compressor_(options.encoding, options.compression_threshold) {}
 
 ClientCall::~ClientCall() = default;
 
@@ -44,7 +46,13 @@ void ClientCall::Start(transport::SliceBuffer* first, bool end) {
       return;
     }
     PendingWrite w{{}, end};
-    (void)WriteMessage(std::move(*first), false, &w.framed);
+    if (absl::Status s = compressor_.Frame(std::move(*first), &w.framed);
+        !s.ok()) {
+      Post([self = shared_from_this(), s] {
+        self->LoopFail(FromAbslStatus(s));
+      });
+      return;
+    }
     writes.push_back(std::move(w));
   } else if (end) {
     writes.push_back(PendingWrite{{}, true});
@@ -70,7 +78,11 @@ bool ClientCall::Write(transport::SliceBuffer payload, bool end) {
     if (has_status_) return false;
   }
   PendingWrite w{{}, end};
-  if (!WriteMessage(std::move(payload), false, &w.framed).ok()) return false;
+  if (absl::Status s = compressor_.Frame(std::move(payload), &w.framed);
+      !s.ok()) {
+    Cancel(FromAbslStatus(s));
+    return false;
+  }
   if (!core_.AcquireWriteCredit(w.framed.size())) return false;
   writes_done_ = end;
   Post([self = shared_from_this(), w = std::move(w)]() mutable {
@@ -156,7 +168,13 @@ void ClientCall::LoopStart(ClientTransport* transport) {
   h.Add("te", "trailers");
   h.Add("content-type", kGrpcContentType);
   h.Add("user-agent", channel_->user_agent());
-  h.Add("grpc-accept-encoding", "identity");
+  if (!grpc_encoding_header_for_test_.empty()) {
+    h.Add("grpc-encoding", grpc_encoding_header_for_test_);
+  } else if (options_.encoding != compression::Encoding::kIdentity) {
+    h.Add("grpc-encoding", compression::EncodingName(options_.encoding));
+  }
+  h.Add("grpc-accept-encoding",
+        compression::GrpcAcceptEncodingValue(kSupportedEncodings));
   if (deadline_ != absl::InfiniteFuture()) {
     h.AddCopy("grpc-timeout", EncodeTimeout(timeout));
   }
@@ -227,6 +245,17 @@ void ClientCall::LoopOnHeaders(const hpack::HeaderList& headers,
     LoopFail(StatusFromHttp2Status(code));
     return;
   }
+  if (const std::string_view encoding = FindHeader(headers, "grpc-encoding");
+      !encoding.empty()) {
+    std::optional<compression::Encoding> e =
+        compression::ParseGrpcEncoding(encoding);
+    if (!e.has_value()) {
+      LoopFail(FromAbslStatus(compression::UnsupportedEncodingError(
+          encoding, kSupportedEncodings)));
+      return;
+    }
+    decompressor_.set_encoding(*e);
+  }
   absl::MutexLock lock(&mu_);
   ParseMetadata(headers, &initial_);
   has_initial_ = true;
@@ -289,12 +318,12 @@ void ClientCall::LoopOnData(transport::Slice data) {
   }
   ReceivedMessage msg;
   while (deframer_.Next(&msg)) {
-    if (msg.compressed) {
-      LoopFail(Status(StatusCode::INTERNAL,
-                      "compressed message without grpc-encoding"));
+    transport::SliceBuffer payload;
+    if (absl::Status u = decompressor_.Unpack(&msg, &payload); !u.ok()) {
+      LoopFail(FromAbslStatus(u));
       return;
     }
-    core_.PushMessage(std::move(msg.payload));
+    core_.PushMessage(std::move(payload));
   }
 }
 

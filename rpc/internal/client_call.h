@@ -26,7 +26,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "hpack/header_list.h"
+#include "rpc/compression/codec.h"
+#include "rpc/compression/encoding.h"
 #include "rpc/internal/call_core.h"
+#include "rpc/internal/message_compression.h"
 #include "rpc/wire/message_framer.h"
 #include "rpc/wire/metadata.h"
 #include "rpc/wire/status.h"
@@ -47,6 +50,10 @@ struct ClientCallOptions {
   size_t max_send_message_size = SIZE_MAX;
   size_t read_bound = 256 << 10;
   size_t write_bound = 256 << 10;
+  // The request encoding (grpc-encoding) and the size from which a request
+  // message is compressed.
+  compression::Encoding encoding = compression::Encoding::kIdentity;
+  size_t compression_threshold = compression::kDefaultCompressionThreshold;
 };
 
 class ClientCall : public std::enable_shared_from_this<ClientCall> {
@@ -100,6 +107,16 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // Ends the call with `status` (no stream, or the stream is reset).
   void LoopFail(const Status& status);
   uint32_t stream_id() const { return stream_id_; }
+  // For tests: messages sent and received with the compressed flag.
+  void set_grpc_encoding_header_for_test(std::string value) {
+    grpc_encoding_header_for_test_ = std::move(value);
+  }
+  size_t compressed_requests() const {
+    return compressor_.compressed_messages();
+  }
+  size_t compressed_responses() const {
+    return decompressor_.compressed_messages();
+  }
   const std::string& path() const { return path_; }
 
  private:
@@ -121,6 +138,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   const absl::Time deadline_;
   const Metadata metadata_;
   const ClientCallOptions options_;
+  std::string grpc_encoding_header_for_test_;  // Set before Start.
   CallCore core_;
 
   // Loop only.
@@ -132,11 +150,13 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   bool local_end_ = false;
   std::vector<PendingWrite> pending_;
   MessageDeframer deframer_;
+  MessageDecompressor decompressor_;
   transport::EventLoop::TimerId deadline_timer_ =
       transport::EventLoop::kInvalidTimer;
 
   // Application thread only.
   bool writes_done_ = false;
+  MessageCompressor compressor_;
   // Set before Start, then loop only.
   absl::AnyInvocable<void()> on_done_;
 

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "rpc/compression/accept_encoding.h"
+#include "rpc/compression/negotiator.h"
 #include "rpc/internal/header_builder.h"
 #include "rpc/internal/server_connection.h"
 #include "rpc/wire/content_type.h"
@@ -19,10 +21,38 @@ ServerCall::ServerCall(ServerConnection* connection, transport::EventLoop* loop,
       limits_(limits),
       core_(limits.read_bound, limits.write_bound),
       deframer_(limits.max_receive_message_size),
+      decompressor_(limits.max_receive_message_size),
       single_response_(method->type == RpcType::kUnary ||
-                       method->type == RpcType::kClientStreaming) {}
+                       method->type == RpcType::kClientStreaming),
+      compressor_(compression::Encoding::kIdentity,
+                  limits.compression_threshold) {}
 
 ServerCall::~ServerCall() = default;
+
+compression::Encoding ChooseResponseEncoding(
+    compression::Encoding requested,
+    const std::optional<std::string>& accept_encoding) {
+  using compression::Encoding;
+  if (requested == Encoding::kIdentity || !accept_encoding.has_value()) {
+    return Encoding::kIdentity;
+  }
+  // The fast path answers the common values without parsing.
+  const std::optional<Encoding> negotiated =
+      compression::kDefaultNegotiator.Negotiate(*accept_encoding);
+  if (negotiated == requested) return requested;
+  if (compression::EffectiveScore(
+          compression::ParseAcceptEncoding(*accept_encoding), requested) > 0) {
+    return requested;
+  }
+  return negotiated.value_or(Encoding::kIdentity);
+}
+
+void ServerCall::ResolveResponseEncoding() {
+  if (handler_headers_sent_) return;
+  response_encoding_ = ChooseResponseEncoding(
+      requested_encoding_.value_or(limits_.default_encoding), accept_encoding);
+  compressor_.set_encoding(response_encoding_);
+}
 
 void ServerCall::Post(transport::EventLoop::Task task) {
   loop_->Post(std::move(task));
@@ -53,8 +83,13 @@ bool ServerCall::Write(transport::SliceBuffer payload,
             " vs. " + std::to_string(limits_.max_send_message_size) + ")");
     return false;
   }
+  ResolveResponseEncoding();
   transport::SliceBuffer framed;
-  if (!WriteMessage(std::move(payload), false, &framed).ok()) return false;
+  if (absl::Status s = compressor_.Frame(std::move(payload), &framed);
+      !s.ok()) {
+    send_error_ = FromAbslStatus(s);
+    return false;
+  }
   if (single_response_ && !has_pending_response_ && !handler_headers_sent_) {
     if (core_.cancelled()) return false;
     has_pending_response_ = true;
@@ -88,6 +123,7 @@ bool ServerCall::Write(transport::SliceBuffer payload,
 
 void ServerCall::SendInitialMetadata(Metadata* initial_metadata) {
   if (handler_headers_sent_ || handler_finished_) return;
+  ResolveResponseEncoding();
   handler_headers_sent_ = true;
   Post([self = shared_from_this(),
         initial = std::move(*initial_metadata)]() mutable {
@@ -130,7 +166,11 @@ void ServerCall::LoopSendHeaders(const Metadata& initial) {
   HeaderBuilder h;
   h.Add(":status", "200");
   h.Add("content-type", kGrpcContentType);
-  h.Add("grpc-accept-encoding", "identity");
+  if (response_encoding_ != compression::Encoding::kIdentity) {
+    h.Add("grpc-encoding", compression::EncodingName(response_encoding_));
+  }
+  h.Add("grpc-accept-encoding",
+        compression::GrpcAcceptEncodingValue(kSupportedEncodings));
   h.AddMetadata(initial);
   (void)connection_->connection().SubmitHeaders(stream_id_, h.fields(), false);
 }
@@ -192,14 +232,13 @@ void ServerCall::LoopOnData(transport::Slice data) {
   }
   ReceivedMessage msg;
   while (deframer_.Next(&msg)) {
-    if (msg.compressed) {
+    transport::SliceBuffer payload;
+    if (absl::Status u = decompressor_.Unpack(&msg, &payload); !u.ok()) {
       core_.Cancel();
-      LoopSendStatus(Status(StatusCode::INTERNAL,
-                            "compressed message without grpc-encoding"),
-                     {}, {});
+      LoopSendStatus(FromAbslStatus(u), {}, {});
       return;
     }
-    core_.PushMessage(std::move(msg.payload));
+    core_.PushMessage(std::move(payload));
   }
 }
 

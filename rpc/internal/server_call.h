@@ -17,10 +17,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
+#include "rpc/compression/codec.h"
+#include "rpc/compression/encoding.h"
 #include "rpc/internal/call_core.h"
+#include "rpc/internal/message_compression.h"
 #include "rpc/service.h"
 #include "rpc/wire/message_framer.h"
 #include "rpc/wire/metadata.h"
@@ -40,7 +44,18 @@ struct ServerCallLimits {
   // response octets queued before Write blocks.
   size_t read_bound = 256 << 10;
   size_t write_bound = 256 << 10;
+  // The response encoding asked for when the handler sets none, and the size
+  // from which a response message is compressed.
+  compression::Encoding default_encoding = compression::Encoding::kIdentity;
+  size_t compression_threshold = compression::kDefaultCompressionThreshold;
 };
+
+// The response encoding for a call whose server asks for `requested`, given
+// the client's grpc-accept-encoding (nullopt: header absent). The rule is
+// documented at ServerContext::set_compression_algorithm.
+compression::Encoding ChooseResponseEncoding(
+    compression::Encoding requested,
+    const std::optional<std::string>& accept_encoding);
 
 class ServerCall : public std::enable_shared_from_this<ServerCall> {
  public:
@@ -53,6 +68,10 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   Metadata client_metadata;
   absl::Time deadline = absl::InfiniteFuture();
   std::string peer;
+  // The request's grpc-encoding (identity when absent) and
+  // grpc-accept-encoding (nullopt when absent).
+  compression::Encoding request_encoding = compression::Encoding::kIdentity;
+  std::optional<std::string> accept_encoding;
 
   const Service::Method* method() const { return method_; }
 
@@ -72,6 +91,18 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   void Finish(const Status& status, Metadata* initial_metadata,
               Metadata* trailing_metadata);
   bool IsCancelled() const { return core_.cancelled(); }
+  // The encoding the server asks for; before the response headers only.
+  void SetResponseEncoding(compression::Encoding encoding) {
+    if (!handler_headers_sent_) requested_encoding_ = encoding;
+  }
+  // Response messages sent compressed (for tests).
+  size_t compressed_responses() const {
+    return compressor_.compressed_messages();
+  }
+  // Request messages received compressed (for tests; any thread).
+  size_t compressed_requests() const {
+    return decompressor_.compressed_messages();
+  }
   // Makes the call end with `status` whatever the handler returns (the
   // library's verdict: an unparsable request, an oversized response). The
   // first one wins.
@@ -81,6 +112,9 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
 
   // ---- Loop thread (ServerConnection) ----
   void LoopStartDeadlineTimer();
+  void LoopSetRequestEncoding(compression::Encoding encoding) {
+    decompressor_.set_encoding(encoding);
+  }
   void LoopOnData(transport::Slice data);
   void LoopOnEnd();
   // The stream was reset or the connection died.
@@ -94,6 +128,8 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
                       const Metadata& trailing);
   void LoopSendHeaders(const Metadata& initial);
   void Post(transport::EventLoop::Task task);
+  // Handler side, before the response headers: fixes the response encoding.
+  void ResolveResponseEncoding();
 
   ServerConnection* connection_;  // Loop only; nullptr once closed.
   transport::EventLoop* const loop_;
@@ -104,6 +140,7 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
 
   // Loop only.
   MessageDeframer deframer_;
+  MessageDecompressor decompressor_;
   bool headers_sent_ = false;
   bool status_sent_ = false;
   transport::EventLoop::TimerId deadline_timer_ =
@@ -119,7 +156,14 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   Metadata pending_initial_;
   bool handler_headers_sent_ = false;
   bool handler_finished_ = false;
-  Status send_error_;  // RESOURCE_EXHAUSTED from an oversized Write.
+  Status send_error_;
+  std::optional<compression::Encoding> requested_encoding_;
+  MessageCompressor compressor_;
+  // Written by the handler before the headers are posted; read by the loop
+  // when it sends them.
+  compression::Encoding response_encoding_ =
+      compression::Encoding::kIdentity;  // RESOURCE_EXHAUSTED from an oversized
+                                         // Write.
 };
 
 }  // namespace internal

@@ -3,7 +3,10 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "rpc/compression/codec.h"
+#include "rpc/compression/encoding.h"
 #include "rpc/internal/header_builder.h"
+#include "rpc/internal/message_compression.h"
 #include "rpc/wire/content_type.h"
 #include "rpc/wire/timeout.h"
 
@@ -52,7 +55,8 @@ void ServerConnection::Reject(uint32_t stream_id, std::string_view http_status,
   HeaderBuilder h;
   h.Add(":status", http_status);
   h.Add("content-type", kGrpcContentType);
-  h.Add("grpc-accept-encoding", "identity");
+  h.Add("grpc-accept-encoding",
+        compression::GrpcAcceptEncodingValue(kSupportedEncodings));
   h.AddStatus(status);
   (void)connection().SubmitHeaders(stream_id, h.fields(), true);
   // The request body, if any, is not wanted.
@@ -63,6 +67,7 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
                                  const hpack::HeaderList& headers,
                                  bool end_stream) {
   std::string_view path, method, content_type, timeout, encoding;
+  std::optional<std::string_view> accept_encoding;
   for (size_t i = 0; i < headers.size(); ++i) {
     hpack::HeaderField f = headers[i];
     if (f.name == ":path") {
@@ -75,6 +80,8 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
       timeout = f.value;
     } else if (f.name == "grpc-encoding") {
       encoding = f.value;
+    } else if (f.name == "grpc-accept-encoding") {
+      accept_encoding = f.value;
     }
   }
   if (method != "POST") {
@@ -88,14 +95,19 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
                                             std::string(content_type) + "\""));
     return;
   }
-  // Compression hook (issue 6): only identity is accepted so far; the
-  // rejection names what we accept in grpc-accept-encoding.
-  if (!encoding.empty() && encoding != "identity") {
-    Reject(stream_id, "200",
-           Status(StatusCode::UNIMPLEMENTED, "grpc-encoding \"" +
-                                                 std::string(encoding) +
-                                                 "\" is not supported"));
-    return;
+  // An encoding we cannot decode: UNIMPLEMENTED naming the ones we can (also
+  // listed in grpc-accept-encoding), as gRPC's compression spec asks.
+  compression::Encoding request_encoding = compression::Encoding::kIdentity;
+  if (!encoding.empty()) {
+    std::optional<compression::Encoding> e =
+        compression::ParseGrpcEncoding(encoding);
+    if (!e.has_value()) {
+      Reject(stream_id, "200",
+             FromAbslStatus(compression::UnsupportedEncodingError(
+                 encoding, kSupportedEncodings)));
+      return;
+    }
+    request_encoding = *e;
   }
   const Service::Method* m = host_->FindMethod(path);
   if (m == nullptr) {
@@ -107,6 +119,11 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
   auto call = std::make_shared<ServerCall>(this, driver_.loop(), stream_id, m,
                                            host_->limits());
   call->peer = peer_;
+  call->request_encoding = request_encoding;
+  call->LoopSetRequestEncoding(request_encoding);
+  if (accept_encoding.has_value()) {
+    call->accept_encoding = std::string(*accept_encoding);
+  }
   ParseMetadata(headers, &call->client_metadata);
   if (!timeout.empty()) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(timeout);
