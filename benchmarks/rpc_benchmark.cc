@@ -5,12 +5,21 @@
 //   (a) sequential unary calls with an empty payload: calls/s, p50, p99;
 //   (b) 32 unary calls outstanding on one connection: calls/s and CPU per
 //       call (client getrusage + server /proc/PID/stat);
-//   (c) one bidi stream echoing 1 KiB (msgs/s) and 64 KiB (MB/s) messages,
-// repeats that --reps times (median), kills the server and prints a table
+//   (c) one bidi stream echoing 1 KiB (msgs/s) and 64 KiB (MB/s) messages;
+// then, each on a fresh server (client --phase=identity, then a server with
+// --compression=gzip and client --phase=compressed),
+//   (d) sequential unary calls with a 100-byte payload, identity and then
+//       gzip (client sets gzip, server default gzip): CPU per call (client +
+//       server) both ways and the difference;
+//   (e) one bidi stream echoing 64 KiB compressible messages (field names +
+//       random bytes) in gzip (both stacks), deflate and zstd (ours): MB/s,
+//       and the codec's ratio on that payload (ours' compression::Compressor);
+// repeats that --reps times (median), kills the server and prints two tables
 // with both rows and the ratio ours / grpc++.
 //
 // Flags: --duration=S per workload (3), --reps=N (3), --pin=0|1 (0; 1: server
-// on CPU 0, client on CPU 1, when there are two CPUs), and the binaries
+// on CPU 0, client on CPU 1, when there are two CPUs), --compression_only=1
+// (only (d) and (e)), and the binaries
 // (--ours_server= --ours_client= --grpc_server= --grpc_client=, set by BUILD).
 
 #include <poll.h>
@@ -22,6 +31,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -115,8 +125,11 @@ using Results = std::map<std::string, double>;
 
 // One repetition for one implementation; false (with a message) on failure.
 bool RunOnce(const std::string& server_bin, const std::string& client_bin,
-             double duration, bool pin, Results* out) {
-  Child server = Spawn({server_bin}, pin ? 0 : -1);
+             const std::string& phase, double duration, bool pin,
+             Results* out) {
+  std::vector<std::string> server_args = {server_bin};
+  if (phase == "compressed") server_args.push_back("--compression=gzip");
+  Child server = Spawn(server_args, pin ? 0 : -1);
   bool timed_out = false;
   std::string line = ReadUntil(
       server.out, 10,
@@ -129,11 +142,12 @@ bool RunOnce(const std::string& server_bin, const std::string& client_bin,
     Kill(&server);
     return false;
   }
-  Child client = Spawn({client_bin, "--port=" + std::to_string(port),
-                        "--server_pid=" + std::to_string(server.pid),
-                        "--duration=" + std::to_string(duration)},
-                       pin ? 1 : -1);
-  // Four timed workloads plus warm-ups and connection setup.
+  Child client =
+      Spawn({client_bin, "--port=" + std::to_string(port),
+             "--server_pid=" + std::to_string(server.pid),
+             "--duration=" + std::to_string(duration), "--phase=" + phase},
+            pin ? 1 : -1);
+  // At most four timed workloads plus warm-ups and connection setup.
   const double limit = duration * 4 * 1.5 + 30;
   std::string text = ReadUntil(
       client.out, limit, [](const std::string&) { return false; }, &timed_out);
@@ -187,11 +201,61 @@ const Column kColumns[] = {
     {"c64k_mb_per_s", "(c) 64 KiB MB/s"},
 };
 
+const Column kCompressionColumns[] = {
+    {"d_identity_cpu_us_per_call", "(d) identity CPU us/call"},
+    {"d_gzip_cpu_us_per_call", "(d) gzip CPU us/call"},
+    {"d_diff_cpu_us_per_call", "(d) gzip - identity"},
+    {"e_gzip_mb_per_s", "(e) gzip MB/s"},
+    {"e_deflate_mb_per_s", "(e) deflate MB/s"},
+    {"e_zstd_mb_per_s", "(e) zstd MB/s"},
+    {"e_gzip_ratio", "gzip ratio"},
+    {"e_deflate_ratio", "deflate ratio"},
+    {"e_zstd_ratio", "zstd ratio"},
+};
+
+template <size_t N>
+void PrintTable(const Column (&columns)[N],
+                std::map<std::string, Results>& median) {
+  const char* impls[] = {"ours", "grpc"};
+  std::printf("| | ");
+  for (const Column& c : columns) std::printf("%s | ", c.title);
+  std::printf("\n|---|");
+  for (size_t i = 0; i < N; ++i) std::printf("---:|");
+  std::printf("\n");
+  const char* names[] = {"ours", "grpc++"};
+  for (int i = 0; i < 2; ++i) {
+    std::printf("| %s | ", names[i]);
+    for (const Column& c : columns) {
+      auto it = median[impls[i]].find(c.key);
+      if (it == median[impls[i]].end()) {
+        std::printf("- | ");
+      } else {
+        std::printf(std::fabs(it->second) >= 1000 ? "%.0f | " : "%.3g | ",
+                    it->second);
+      }
+    }
+    std::printf("\n");
+  }
+  std::printf("| ours / grpc++ | ");
+  for (const Column& c : columns) {
+    auto a = median["ours"].find(c.key), b = median["grpc"].find(c.key);
+    if (a == median["ours"].end() || b == median["grpc"].end() ||
+        b->second <= 0) {
+      std::printf("- | ");
+    } else {
+      std::printf("%.2fx | ", a->second / b->second);
+    }
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> flags = {
-      {"duration", "3"}, {"reps", "3"}, {"pin", "0"}};
+  std::map<std::string, std::string> flags = {{"duration", "3"},
+                                              {"reps", "3"},
+                                              {"pin", "0"},
+                                              {"compression_only", "0"}};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     size_t eq = a.find('=');
@@ -204,8 +268,11 @@ int main(int argc, char** argv) {
   const double duration = std::atof(flags["duration"].c_str());
   const int reps = std::max(1, std::atoi(flags["reps"].c_str()));
   const bool pin = flags["pin"] == "1" && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+  const bool compression_only = flags["compression_only"] == "1";
   signal(SIGPIPE, SIG_IGN);
 
+  std::vector<std::string> phases = {"identity", "compressed"};
+  if (!compression_only) phases.insert(phases.begin(), "abc");
   const char* impls[] = {"ours", "grpc"};
   std::map<std::string, Results> median;
   bool ok = true;
@@ -213,50 +280,33 @@ int main(int argc, char** argv) {
     std::map<std::string, std::vector<double>> all;
     for (int r = 0; r < reps; ++r) {
       Results res;
-      if (!RunOnce(flags[std::string(impl) + "_server"],
-                   flags[std::string(impl) + "_client"], duration, pin, &res)) {
-        ok = false;
+      for (const std::string& phase : phases) {
+        if (!RunOnce(flags[std::string(impl) + "_server"],
+                     flags[std::string(impl) + "_client"], phase, duration, pin,
+                     &res)) {
+          ok = false;
+        }
       }
       for (const auto& [k, v] : res) all[k].push_back(v);
       std::fprintf(stderr, "%s rep %d done\n", impl, r + 1);
     }
     for (const auto& [k, v] : all) median[impl][k] = Median(v);
+    Results& m = median[impl];
+    if (m.count("d_identity_cpu_us_per_call") &&
+        m.count("d_gzip_cpu_us_per_call")) {
+      m["d_diff_cpu_us_per_call"] =
+          m["d_gzip_cpu_us_per_call"] - m["d_identity_cpu_us_per_call"];
+    }
   }
 
   std::printf("rpc_benchmark: %.1f s per workload, median of %d, %s\n",
               duration, reps,
               pin ? "server on CPU 0, client on CPU 1" : "not pinned");
-  std::printf("| | ");
-  for (const Column& c : kColumns) std::printf("%s | ", c.title);
-  std::printf("\n|---|");
-  for (size_t i = 0; i < sizeof(kColumns) / sizeof(kColumns[0]); ++i) {
-    std::printf("---:|");
-  }
-  std::printf("\n");
-  const char* names[] = {"ours", "grpc++"};
-  for (int i = 0; i < 2; ++i) {
-    std::printf("| %s | ", names[i]);
-    for (const Column& c : kColumns) {
-      auto it = median[impls[i]].find(c.key);
-      if (it == median[impls[i]].end()) {
-        std::printf("- | ");
-      } else {
-        std::printf(it->second >= 1000 ? "%.0f | " : "%.3g | ", it->second);
-      }
-    }
+  if (!compression_only) {
+    PrintTable(kColumns, median);
     std::printf("\n");
   }
-  std::printf("| ours / grpc++ | ");
-  for (const Column& c : kColumns) {
-    auto a = median["ours"].find(c.key), b = median["grpc"].find(c.key);
-    if (a == median["ours"].end() || b == median["grpc"].end() ||
-        b->second == 0) {
-      std::printf("- | ");
-    } else {
-      std::printf("%.2fx | ", a->second / b->second);
-    }
-  }
-  std::printf("\n");
+  PrintTable(kCompressionColumns, median);
   if (!ok) std::fprintf(stderr, "rpc_benchmark: some runs failed\n");
   return ok ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,10 @@ struct Flags {
   int server_pid = 0;
   double duration_s = 3;  // per workload
   int concurrency = 32;
+  // Which workloads: "abc" ((a)-(c)), "identity" ((d) without compression),
+  // "compressed" ((d) with gzip, (e)); the server of "compressed" runs with
+  // --compression=gzip.
+  std::string phase = "abc";
 };
 
 inline Flags ParseFlags(int argc, char** argv) {
@@ -45,6 +50,8 @@ inline Flags ParseFlags(int argc, char** argv) {
       f.duration_s = std::atof(v);
     } else if (const char* v = val("--concurrency")) {
       f.concurrency = std::atoi(v);
+    } else if (const char* v = val("--phase")) {
+      f.phase = v;
     } else {
       std::fprintf(stderr, "unknown flag %s\n", a);
       std::exit(2);
@@ -100,6 +107,44 @@ inline double ProcessCpu(int pid) {
 inline void Result(const char* key, double value) {
   std::printf("RESULT %s %.6g\n", key, value);
   std::fflush(stdout);
+}
+
+// A compressible protobuf-like payload (repeated field names + random bytes),
+// as in compression_benchmark.cc.
+inline std::string Payload(size_t size) {
+  std::string out;
+  out.reserve(size + 64);
+  std::mt19937 rng(1);
+  static const char* kWords[] = {"feature", "latitude", "longitude", "name",
+                                 "route",   "point",    "location",  "note"};
+  while (out.size() < size) {
+    out += kWords[rng() % 8];
+    for (int i = 0; i < 6; ++i) out.push_back(static_cast<char>(rng()));
+  }
+  out.resize(size);
+  return out;
+}
+
+// (d): sequential blocking unary calls (`call()`, false on failure) for the
+// duration; reports CPU per call (this process + the server) as `key`.
+template <typename Call>
+bool RunSequentialCpu(const Flags& flags, const char* key, Call call) {
+  for (int i = 0; i < 200; ++i) {  // warm up
+    if (!call()) return false;
+  }
+  const double self0 = SelfCpu(), server0 = ProcessCpu(flags.server_pid);
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point end =
+      start + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(flags.duration_s));
+  long calls = 0;
+  while (Clock::now() < end) {
+    if (!call()) return false;
+    ++calls;
+  }
+  const double self1 = SelfCpu(), server1 = ProcessCpu(flags.server_pid);
+  Result(key, (self1 - self0 + server1 - server0) / calls * 1e6);
+  return true;
 }
 
 // (a): `call()` makes one blocking unary call with an empty payload and
@@ -189,15 +234,16 @@ bool RunConcurrent(const Flags& flags, ConcurrentRun* run, Start start) {
 // (c): one bidi stream; a writer thread sends `size`-byte messages until the
 // measurement ends while this thread reads the echoes. `stream` has the
 // ClientReaderWriter shape of both stacks; `finish()` returns whether the
-// call ended OK.
+// call ended OK. The messages are `size` x's, or `payload` when not empty.
 template <typename Msg, typename Stream, typename Finish>
 bool RunStream(const Flags& flags, size_t size, const char* key_rate,
-               const char* key_mbps, Stream* stream, Finish finish) {
+               const char* key_mbps, Stream* stream, Finish finish,
+               const std::string& payload = std::string()) {
   std::atomic<bool> stop{false};
   std::atomic<bool> write_failed{false};
   std::thread writer([&] {
     Msg m;
-    m.set_payload(std::string(size, 'x'));
+    m.set_payload(payload.empty() ? std::string(size, 'x') : payload);
     while (!stop.load(std::memory_order_relaxed)) {
       if (!stream->Write(m)) {
         write_failed = true;

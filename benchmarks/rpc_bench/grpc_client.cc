@@ -2,7 +2,9 @@
 // for (a) sequential unary and (c) one bidi stream at 1 KiB and 64 KiB, the
 // callback API (stub->async()) for (b) `--concurrency` calls outstanding on one
 // channel, against the server at 127.0.0.1:--port, printing RESULT lines
-// (bench_util.h).
+// (bench_util.h); with --phase=identity or --phase=compressed, (d) sequential
+// unary calls with a 100-byte payload, identity or gzip, and (compressed) (e)
+// one bidi stream of 64 KiB compressible messages in gzip.
 
 #include <grpcpp/grpcpp.h>
 
@@ -34,6 +36,46 @@ std::chrono::system_clock::time_point Deadline(double seconds) {
          std::chrono::milliseconds(static_cast<long>(seconds * 1000));
 }
 
+// (d) and (e).
+int RunCompression(const rpcbench::Flags& flags,
+                   rpcbench::grpcpeer::Echo::Stub* stub) {
+  const bool gzip = flags.phase == "compressed";
+  EchoMessage small;
+  small.set_payload(rpcbench::Payload(100));
+  bool ok = rpcbench::RunSequentialCpu(
+      flags, gzip ? "d_gzip_cpu_us_per_call" : "d_identity_cpu_us_per_call",
+      [&] {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(Deadline(30));
+        if (gzip) ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+        EchoMessage resp;
+        grpc::Status s = stub->Unary(&ctx, small, &resp);
+        if (!s.ok()) {
+          std::fprintf(stderr, "(d) call failed: %s\n",
+                       s.error_message().c_str());
+        }
+        return s.ok() && resp.payload().size() == 100;
+      });
+  if (!ok || !gzip) return ok ? 0 : 1;
+
+  const std::string payload = rpcbench::Payload(65536);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline(flags.duration_s * 3 + 30));
+  ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  auto stream = stub->Stream(&ctx);
+  ok = rpcbench::RunStream<EchoMessage>(
+      flags, payload.size(), "e_gzip_msgs_per_s", "e_gzip_mb_per_s",
+      stream.get(),
+      [&] {
+        grpc::Status s = stream->Finish();
+        if (!s.ok())
+          std::fprintf(stderr, "(e) finish: %s\n", s.error_message().c_str());
+        return s.ok();
+      },
+      payload);
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,6 +86,7 @@ int main(int argc, char** argv) {
       grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(flags.port),
                                 grpc::InsecureChannelCredentials(), args);
   auto stub = rpcbench::grpcpeer::Echo::NewStub(channel);
+  if (flags.phase != "abc") return RunCompression(flags, stub.get());
 
   // (a)
   EchoMessage empty;

@@ -1,6 +1,7 @@
 // The echo server of //benchmarks:rpc_benchmark on Debian's gRPC C++ (sync
 // server): listens on 127.0.0.1:<port> (0 picks one), prints "PORT <n>",
-// serves until killed. Flag: --port=N.
+// serves until killed. Flags: --port=N, --compression=gzip (the default
+// response encoding; identity).
 
 #include <grpcpp/grpcpp.h>
 
@@ -37,9 +38,12 @@ class EchoImpl final : public rpcbench::grpcpeer::Echo::Service {
 
 int main(int argc, char** argv) {
   int port_flag = 0;
+  bool gzip = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--port=", 7) == 0) {
       port_flag = std::atoi(argv[i] + 7);
+    } else if (std::strcmp(argv[i], "--compression=gzip") == 0) {
+      gzip = true;
     }
   }
   EchoImpl service;
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
   builder.AddListeningPort("127.0.0.1:" + std::to_string(port_flag),
                            grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
+  if (gzip) builder.SetDefaultCompressionAlgorithm(GRPC_COMPRESS_GZIP);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::fprintf(stderr, "grpc_server: could not start\n");

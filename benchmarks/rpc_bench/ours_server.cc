@@ -1,6 +1,7 @@
 // The echo server of //benchmarks:rpc_benchmark on our rpc stack: listens on
 // 127.0.0.1:<port> (0 picks one), prints "PORT <n>", serves until killed.
-// Flags: --port=N --loops=N --workers=N (defaults 0, 1, 4).
+// Flags: --port=N --loops=N --workers=N (defaults 0, 1, 4),
+// --compression=NAME (the default response encoding; identity).
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "benchmarks/rpc_bench/echo.rpc.pb.h"
+#include "rpc/compression/encoding.h"
 #include "rpc/rpc.h"
 
 namespace {
@@ -21,9 +23,15 @@ class EchoImpl final : public rpcbench::Echo::Service {
     return rpc::Status::OK;
   }
   rpc::Status Stream(
-      rpc::ServerContext*,
+      rpc::ServerContext* ctx,
       rpc::ServerReaderWriter<rpcbench::EchoMessage, rpcbench::EchoMessage>*
           stream) override {
+    // A compressed stream is echoed in its request's encoding, so that (e)
+    // measures deflate and zstd in both directions.
+    if (ctx->request_compression_algorithm() !=
+        rpc::compression::Encoding::kIdentity) {
+      ctx->set_compression_algorithm(ctx->request_compression_algorithm());
+    }
     rpcbench::EchoMessage m;
     while (stream->Read(&m)) {
       if (!stream->Write(m)) break;
@@ -37,6 +45,17 @@ int IntFlag(int argc, char** argv, const char* name, int def) {
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') {
       return std::atoi(argv[i] + n + 1);
+    }
+  }
+  return def;
+}
+
+const char* StringFlag(int argc, char** argv, const char* name,
+                       const char* def) {
+  size_t n = std::strlen(name);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') {
+      return argv[i] + n + 1;
     }
   }
   return def;
@@ -56,6 +75,13 @@ int main(int argc, char** argv) {
   builder.RegisterService(&service);
   builder.SetNumLoops(loops);
   builder.SetWorkerThreads(workers, 256);
+  const auto encoding = rpc::compression::ParseEncodingName(
+      StringFlag(argc, argv, "--compression", "identity"));
+  if (!encoding) {
+    std::fprintf(stderr, "ours_server: unknown --compression\n");
+    return 2;
+  }
+  builder.SetDefaultCompressionAlgorithm(*encoding);
   std::unique_ptr<rpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::fprintf(stderr, "ours_server: could not start\n");
