@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/interop/cli_util.h"
+
 #ifdef INTEROP_GRPCPP
 #include <grpcpp/grpcpp.h>
 
@@ -337,28 +339,8 @@ class Client {
   std::unique_ptr<grpc::testing::TestService::Stub> stub_;
 };
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return true;
-}
-
-bool FlagValue(const char* arg, const char* name, std::string* value) {
-  const size_t n = std::strlen(name);
-  if (std::strncmp(arg, name, n) != 0) return false;
-  if (arg[n] == '=') {
-    *value = arg + n + 1;
-    return true;
-  }
-  if (arg[n] == '\0') {
-    *value = "true";
-    return true;
-  }
-  return false;
-}
+using interop::FlagValue;
+using interop::ReadFile;
 
 }  // namespace
 
