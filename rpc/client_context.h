@@ -32,7 +32,8 @@ namespace rpc {
 class Channel;
 namespace internal {
 class ClientCall;
-}
+class ClientContextTestPeer;
+}  // namespace internal
 
 class ClientContext {
  public:
@@ -67,12 +68,8 @@ class ClientContext {
   std::optional<compression::Encoding> compression_algorithm() const {
     return compression_algorithm_;
   }
-  // Tests only: sends `value` as grpc-encoding instead (messages are still
-  // compressed per compression_algorithm), to exercise a server's answer to
-  // an encoding it does not support. Blocking and streaming calls only.
-  void set_grpc_encoding_header_for_test(std::string value) {
-    grpc_encoding_header_for_test_ = std::move(value);
-  }
+  // For the library: a grpc-encoding value to send instead of the real one
+  // (empty: none). Only tests set it, through internal::ClientContextTestPeer.
   const std::string& grpc_encoding_header_for_test() const {
     return grpc_encoding_header_for_test_;
   }
@@ -100,6 +97,14 @@ class ClientContext {
   void FetchInitialMetadata();
 
  private:
+  friend class internal::ClientContextTestPeer;
+  // Sends `value` as grpc-encoding instead (messages are still compressed per
+  // compression_algorithm), to exercise a server's answer to an encoding it
+  // does not support. Blocking and streaming calls only.
+  void set_grpc_encoding_header_for_test(std::string value) {
+    grpc_encoding_header_for_test_ = std::move(value);
+  }
+
   absl::Time deadline_ = absl::InfiniteFuture();
   Metadata send_metadata_;
   std::optional<compression::Encoding> compression_algorithm_;

@@ -15,6 +15,17 @@
 #include "rpc/testdata/test_service.rpc.pb.h"
 
 namespace rpc {
+namespace internal {
+
+// Reaches ClientContext's private test-only setter.
+class ClientContextTestPeer {
+ public:
+  static void SetGrpcEncodingHeader(ClientContext* ctx, std::string value) {
+    ctx->set_grpc_encoding_header_for_test(std::move(value));
+  }
+};
+
+}  // namespace internal
 namespace {
 
 using compression::Encoding;
@@ -344,7 +355,7 @@ class CompressionErrorsTest : public CompressionTest {};
 TEST_F(CompressionErrorsTest, UnsupportedEncodingIsUnimplemented) {
   ClientContext ctx;
   Bound(&ctx);
-  ctx.set_grpc_encoding_header_for_test("br");
+  internal::ClientContextTestPeer::SetGrpcEncodingHeader(&ctx, "br");
   EchoRequest req;
   req.set_message("x");
   EchoResponse resp;
@@ -358,7 +369,7 @@ TEST_F(CompressionErrorsTest, CompressedFlagWithIdentityIsInternal) {
   ClientContext ctx;
   Bound(&ctx);
   ctx.set_compression_algorithm(Encoding::kGzip);
-  ctx.set_grpc_encoding_header_for_test("identity");
+  internal::ClientContextTestPeer::SetGrpcEncodingHeader(&ctx, "identity");
   EchoRequest req;
   req.set_payload(Text(4096));
   EchoResponse resp;
@@ -370,7 +381,7 @@ TEST_F(CompressionErrorsTest, MismatchedEncodingIsInternal) {
   ClientContext ctx;
   Bound(&ctx);
   ctx.set_compression_algorithm(Encoding::kGzip);
-  ctx.set_grpc_encoding_header_for_test("zstd");
+  internal::ClientContextTestPeer::SetGrpcEncodingHeader(&ctx, "zstd");
   EchoRequest req;
   req.set_payload(Text(4096));
   EchoResponse resp;
