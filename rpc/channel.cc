@@ -195,8 +195,11 @@ void Channel::LoopOnConnected(
   }
   backoff_ = args_.initial_backoff;
   next_attempt_ = absl::InfinitePast();
-  transport::ConnectionOptions options;
-  options.role = transport::Role::kClient;
+  internal::ClientTransportOptions options;
+  options.connection.role = transport::Role::kClient;
+  options.keepalive_time = args_.keepalive_time;
+  options.keepalive_timeout = args_.keepalive_timeout;
+  options.keepalive_permit_without_calls = args_.keepalive_permit_without_calls;
   internal::ClientTransport::Host* host = this;
   auto t = std::make_unique<internal::ClientTransport>(
       host, std::move(*endpoint), options);

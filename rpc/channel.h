@@ -60,6 +60,11 @@ struct ChannelArguments {
   compression::Encoding compression_algorithm =
       compression::Encoding::kIdentity;
   size_t compression_threshold = compression::kDefaultCompressionThreshold;
+  // Keepalive pings (GRPC_ARG_KEEPALIVE_TIME_MS, _TIMEOUT_MS,
+  // GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS): infinite time is off.
+  absl::Duration keepalive_time = absl::InfiniteDuration();
+  absl::Duration keepalive_timeout = absl::Seconds(20);
+  bool keepalive_permit_without_calls = false;
 
   void SetCompressionAlgorithm(compression::Encoding encoding) {
     compression_algorithm = encoding;

@@ -9,10 +9,10 @@ namespace internal {
 
 ClientTransport::ClientTransport(Host* host,
                                  std::unique_ptr<transport::Endpoint> endpoint,
-                                 const transport::ConnectionOptions& options)
+                                 const ClientTransportOptions& options)
     : host_(host),
       peer_(PeerName(*endpoint)),
-      driver_(std::move(endpoint), options, this, this) {}
+      driver_(std::move(endpoint), options.connection, this, this) {}
 
 ClientTransport::~ClientTransport() {
   auto calls = std::move(calls_);

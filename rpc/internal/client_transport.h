@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "rpc/internal/client_call.h"
 #include "transport/connection.h"
@@ -24,6 +25,18 @@
 
 namespace rpc {
 namespace internal {
+
+// How a channel's connections are run.
+struct ClientTransportOptions {
+  transport::ConnectionOptions connection;
+  // Keepalive (gRPC's GRPC_ARG_KEEPALIVE_*): after `keepalive_time` without
+  // a PING sent, send one; no ACK within `keepalive_timeout` closes the
+  // connection (its calls fail UNAVAILABLE). Infinite: no keepalive pings.
+  // Without calls in flight pings are sent only with permit_without_calls.
+  absl::Duration keepalive_time = absl::InfiniteDuration();
+  absl::Duration keepalive_timeout = absl::Seconds(20);
+  bool keepalive_permit_without_calls = false;
+};
 
 class ClientTransport final : public transport::ConnectionListener,
                               public transport::ConnectionDriver::Owner {
@@ -36,10 +49,13 @@ class ClientTransport final : public transport::ConnectionListener,
     virtual void OnTransportDraining(ClientTransport* transport) = 0;
     // Closed (end of a loop iteration); the host destroys it.
     virtual void OnTransportClosed(ClientTransport* transport) = 0;
+    // The server sent GOAWAY ENHANCE_YOUR_CALM "too_many_pings": the
+    // channel should double its keepalive time for later connections.
+    virtual void OnTransportTooManyPings(ClientTransport* /*transport*/) {}
   };
 
   ClientTransport(Host* host, std::unique_ptr<transport::Endpoint> endpoint,
-                  const transport::ConnectionOptions& options);
+                  const ClientTransportOptions& options);
   // Fails the calls still carried with UNAVAILABLE.
   ~ClientTransport() override;
 
