@@ -5,12 +5,30 @@
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
+
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace transport {
+namespace {
+
+constexpr size_t kSunPathOffset = offsetof(sockaddr_un, sun_path);
+constexpr size_t kSunPathSize = sizeof(sockaddr_un::sun_path);
+
+// The path of a unix address: up to the first NUL, empty for an unnamed one.
+absl::string_view UnixPath(const sockaddr_storage& storage) {
+  const auto* un = reinterpret_cast<const sockaddr_un*>(&storage);
+  return absl::string_view(un->sun_path, strnlen(un->sun_path, kSunPathSize));
+}
+
+}  // namespace
 
 void ScopedFd::reset(int fd) {
   if (fd_ >= 0) {
@@ -105,6 +123,37 @@ SocketAddress SocketAddress::Any(int family, uint16_t port) {
   return a;
 }
 
+absl::StatusOr<SocketAddress> SocketAddress::Unix(absl::string_view path) {
+  if (path.empty()) {
+    return absl::InvalidArgumentError("empty unix socket path");
+  }
+  if (path.find('\0') != absl::string_view::npos) {
+    return absl::InvalidArgumentError("unix socket path contains a NUL");
+  }
+  // sun_path needs the terminating NUL too.
+  if (path.size() >= kSunPathSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unix socket path longer than ", kSunPathSize - 1,
+                     " bytes: '", path, "'"));
+  }
+  SocketAddress a;
+  auto* un = reinterpret_cast<sockaddr_un*>(&a.storage_);
+  un->sun_family = AF_UNIX;
+  memcpy(un->sun_path, path.data(), path.size());
+  return a;
+}
+
+absl::StatusOr<SocketAddress> SocketAddress::ParseUnix(
+    absl::string_view target) {
+  if (!absl::ConsumePrefix(&target, "unix:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected unix:path, got '", target, "'"));
+  }
+  // "unix:///abs" is the URI form of "unix:/abs".
+  if (absl::StartsWith(target, "//")) target.remove_prefix(2);
+  return Unix(target);
+}
+
 SocketAddress SocketAddress::FromSockaddr(const struct sockaddr* addr,
                                           socklen_t len) {
   SocketAddress a;
@@ -113,6 +162,12 @@ SocketAddress SocketAddress::FromSockaddr(const struct sockaddr* addr,
     memcpy(&a.storage_, addr, sizeof(sockaddr_in));
   } else if (addr->sa_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
     memcpy(&a.storage_, addr, sizeof(sockaddr_in6));
+  } else if (addr->sa_family == AF_UNIX && len >= sizeof(sa_family_t)) {
+    // Unnamed (len == sizeof(sa_family_t)) or a path; an abstract address
+    // (leading NUL) reads as unnamed.
+    memcpy(&a.storage_, addr, std::min<size_t>(len, sizeof(sockaddr_un)));
+    auto* un = reinterpret_cast<sockaddr_un*>(&a.storage_);
+    if (un->sun_path[0] == '\0') memset(un->sun_path, 0, kSunPathSize);
   }
   return a;
 }
@@ -165,6 +220,12 @@ socklen_t SocketAddress::len() const {
       return sizeof(sockaddr_in);
     case AF_INET6:
       return sizeof(sockaddr_in6);
+    case AF_UNIX: {
+      const size_t path = UnixPath(storage_).size();
+      if (path == 0) return sizeof(sa_family_t);
+      return static_cast<socklen_t>(
+          std::min(kSunPathOffset + path + 1, sizeof(sockaddr_un)));
+    }
     default:
       return 0;
   }
@@ -185,6 +246,8 @@ std::string SocketAddress::HostString() const {
           &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, buf,
           sizeof(buf));
       break;
+    case AF_UNIX:
+      return std::string(UnixPath(storage_));
     default:
       break;
   }
@@ -197,6 +260,8 @@ std::string SocketAddress::ToString() const {
       return absl::StrCat(HostString(), ":", port());
     case AF_INET6:
       return absl::StrCat("[", HostString(), "]:", port());
+    case AF_UNIX:
+      return absl::StrCat("unix:", UnixPath(storage_));
     default:
       return "(none)";
   }
@@ -213,6 +278,13 @@ absl::Status SetTcpNoDelay(int fd) {
     return absl::ErrnoToStatus(errno, "setsockopt(TCP_NODELAY)");
   }
   return absl::OkStatus();
+}
+
+int SocketFamily(int fd) {
+  int domain = -1;
+  socklen_t len = sizeof(domain);
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0) return -1;
+  return domain;
 }
 
 absl::Status SetNonBlocking(int fd) {

@@ -1,5 +1,5 @@
-// POSIX socket basics for the I/O layer: an owning fd, an IPv4/IPv6 socket
-// address, and the socket options every connection gets.
+// POSIX socket basics for the I/O layer: an owning fd, an IPv4/IPv6 or unix
+// domain socket address, and the socket options every connection gets.
 //
 // Nothing here touches an EventLoop; all of it is safe on any thread (each
 // object on one thread at a time). Errors are absl::Status built from errno
@@ -49,8 +49,14 @@ class ScopedFd {
   int fd_ = -1;
 };
 
-// An IPv4 or IPv6 address with a port. Default-constructed: empty
-// (family() == AF_UNSPEC). Copyable, 128 bytes.
+// An IPv4 or IPv6 address with a port, or a unix domain (AF_UNIX) socket
+// path. Default-constructed: empty (family() == AF_UNSPEC). Copyable, 128
+// bytes.
+//
+// Unix addresses: ToString() is "unix:/path" (gRPC's form), HostString() the
+// path, port() 0. The peer of an accepted unix socket is usually unnamed
+// (path empty, "unix:"). Abstract addresses (a leading NUL) are not
+// supported: they read as unnamed.
 class SocketAddress {
  public:
   SocketAddress() = default;
@@ -67,8 +73,15 @@ class SocketAddress {
   static SocketAddress Loopback(int family, uint16_t port);
   // 0.0.0.0 or :: (all interfaces).
   static SocketAddress Any(int family, uint16_t port);
-  // Copies a kernel-filled address; AF_INET and AF_INET6 only (others give an
-  // empty address).
+  // A unix domain socket path (relative or absolute). Errors:
+  // InvalidArgument when empty, containing a NUL, or longer than sun_path
+  // allows (107 bytes).
+  static absl::StatusOr<SocketAddress> Unix(absl::string_view path);
+  // gRPC's unix target forms: "unix:path" or "unix:///absolute/path".
+  // Errors: InvalidArgument without the "unix:" prefix, else as Unix().
+  static absl::StatusOr<SocketAddress> ParseUnix(absl::string_view target);
+  // Copies a kernel-filled address; AF_INET, AF_INET6 and AF_UNIX only
+  // (others give an empty address).
   static SocketAddress FromSockaddr(const struct sockaddr* addr, socklen_t len);
   // getsockname / getpeername.
   static absl::StatusOr<SocketAddress> LocalOf(int fd);
@@ -83,9 +96,9 @@ class SocketAddress {
   }
   socklen_t len() const;
 
-  // "127.0.0.1", "::1".
+  // "127.0.0.1", "::1"; a unix socket's path.
   std::string HostString() const;
-  // "127.0.0.1:80", "[::1]:80"; "(none)" when empty.
+  // "127.0.0.1:80", "[::1]:80", "unix:/path"; "(none)" when empty.
   std::string ToString() const;
 
   friend bool operator==(const SocketAddress& a, const SocketAddress& b);
@@ -97,8 +110,15 @@ class SocketAddress {
   struct sockaddr_storage storage_ = {};
 };
 
-// Every connection gets TCP_NODELAY: HTTP/2 coalesces its own writes.
+// Every TCP connection gets TCP_NODELAY: HTTP/2 coalesces its own writes.
 absl::Status SetTcpNoDelay(int fd);
+// The address family of a socket (SO_DOMAIN: AF_INET, AF_INET6, AF_UNIX...),
+// or -1 when it cannot be read.
+int SocketFamily(int fd);
+// AF_INET or AF_INET6 (the families TCP options apply to).
+inline bool IsInetFamily(int family) {
+  return family == AF_INET || family == AF_INET6;
+}
 absl::Status SetNonBlocking(int fd);
 
 }  // namespace transport

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -30,7 +31,9 @@ absl::StatusOr<std::unique_ptr<TcpEndpoint>> TcpEndpoint::Create(
     EventLoop* loop, ScopedFd fd) {
   if (!fd.valid()) return absl::InvalidArgumentError("invalid fd");
   if (absl::Status s = SetNonBlocking(fd.get()); !s.ok()) return s;
-  if (absl::Status s = SetTcpNoDelay(fd.get()); !s.ok()) return s;
+  if (IsInetFamily(SocketFamily(fd.get()))) {
+    if (absl::Status s = SetTcpNoDelay(fd.get()); !s.ok()) return s;
+  }
   std::unique_ptr<TcpEndpoint> ep(new TcpEndpoint(loop, std::move(fd)));
   TcpEndpoint* self = ep.get();
   absl::Status s =
@@ -215,8 +218,28 @@ absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Listen(
       return absl::ErrnoToStatus(errno, "setsockopt(IPV6_V6ONLY)");
     }
   }
+  const bool unix_socket = address.family() == AF_UNIX;
+  if (unix_socket) {
+    // A socket file left by an earlier process makes bind fail with
+    // EADDRINUSE: remove it. Anything that is not a socket stays (and bind
+    // fails).
+    struct stat st;
+    const std::string path = address.HostString();
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      ::unlink(path.c_str());
+    }
+  }
   if (::bind(fd.get(), address.addr(), address.len()) != 0) {
     return absl::ErrnoToStatus(errno, absl::StrCat("bind ", where));
+  }
+  UnixSocketFile socket_file;
+  if (unix_socket) {
+    socket_file.path = address.HostString();
+    struct stat st;
+    if (::stat(socket_file.path.c_str(), &st) == 0) {
+      socket_file.dev = st.st_dev;
+      socket_file.ino = st.st_ino;
+    }
   }
   if (::listen(fd.get(), options.backlog) != 0) {
     return absl::ErrnoToStatus(errno, absl::StrCat("listen on ", where));
@@ -226,6 +249,7 @@ absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Listen(
   auto local = SocketAddress::LocalOf(listener->fd_.get());
   if (!local.ok()) return local.status();
   listener->local_ = *local;
+  listener->socket_file_ = std::move(socket_file);
   TcpListener* self = listener.get();
   absl::Status s = loop->Watch(self->fd_.get(), EPOLLIN,
                                [self](uint32_t) { self->OnReadable(); });
@@ -245,6 +269,14 @@ TcpListener::TcpListener(EventLoop* loop, ScopedFd fd, AcceptCallback on_accept)
 TcpListener::~TcpListener() {
   if (destroyed_ != nullptr) *destroyed_ = true;
   if (fd_.valid()) loop_->Unwatch(fd_.get()).IgnoreError();
+  if (!socket_file_.path.empty()) {
+    // Only our own socket file: another listener may have replaced it.
+    struct stat st;
+    if (::lstat(socket_file_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+        st.st_dev == socket_file_.dev && st.st_ino == socket_file_.ino) {
+      ::unlink(socket_file_.path.c_str());
+    }
+  }
 }
 
 void TcpListener::OnReadable() {
@@ -282,7 +314,7 @@ void TcpListener::OnReadable() {
       break;
     }
     ScopedFd conn(fd);
-    SetTcpNoDelay(conn.get()).IgnoreError();
+    if (IsInetFamily(local_.family())) SetTcpNoDelay(conn.get()).IgnoreError();
     const SocketAddress peer =
         SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&ss), len);
     on_accept_(std::move(conn), peer);
@@ -373,7 +405,7 @@ void TcpConnect(EventLoop* loop, const SocketAddress& address,
     fail(absl::ErrnoToStatus(errno, "socket"));
     return;
   }
-  SetTcpNoDelay(fd.get()).IgnoreError();
+  if (IsInetFamily(address.family())) SetTcpNoDelay(fd.get()).IgnoreError();
   int rc;
   do {
     rc = ::connect(fd.get(), address.addr(), address.len());

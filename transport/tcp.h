@@ -10,12 +10,21 @@
 // Every socket is SOCK_NONBLOCK | SOCK_CLOEXEC with TCP_NODELAY, watched
 // edge-triggered. Writes use sendmsg(MSG_NOSIGNAL): a closed peer is an
 // EPIPE error, never a SIGPIPE.
+//
+// Unix domain stream sockets: despite the names, TcpListener, TcpConnect and
+// TcpEndpoint carry AF_UNIX stream sockets too (SocketAddress::Unix), with
+// the same behavior minus the TCP options (no TCP_NODELAY). A unix listener
+// removes a stale socket file at its path before binding and its own file
+// when destroyed.
 
 #ifndef TRANSPORT_TCP_H_
 #define TRANSPORT_TCP_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -29,10 +38,10 @@ namespace transport {
 
 class TcpEndpoint final : public Endpoint {
  public:
-  // Wraps a connected socket: makes it non-blocking, sets TCP_NODELAY, and
-  // watches it on `loop` (EPOLLIN | EPOLLRDHUP; EPOLLOUT only while a write
-  // is pending). Call on the loop thread. Errors: the errno of setsockopt or
-  // epoll_ctl.
+  // Wraps a connected socket: makes it non-blocking, sets TCP_NODELAY (TCP
+  // only; unix stream sockets work too), and watches it on `loop` (EPOLLIN |
+  // EPOLLRDHUP; EPOLLOUT only while a write is pending). Call on the loop
+  // thread. Errors: the errno of setsockopt or epoll_ctl.
   static absl::StatusOr<std::unique_ptr<TcpEndpoint>> Create(EventLoop* loop,
                                                              ScopedFd fd);
   ~TcpEndpoint() override;
@@ -84,15 +93,19 @@ struct TcpListenerOptions {
 
 class TcpListener {
  public:
-  // An accepted socket: non-blocking, close-on-exec, TCP_NODELAY set.
+  // An accepted socket: non-blocking, close-on-exec, TCP_NODELAY set (TCP).
+  // For a unix listener `peer` is usually unnamed ("unix:").
   using AcceptCallback =
       absl::AnyInvocable<void(ScopedFd fd, const SocketAddress& peer)>;
 
   // Binds `address` (port 0: the kernel picks; see local_port()) with
-  // SO_REUSEADDR, listens, and accepts on `loop` until destroyed. Call on the
-  // loop thread; `on_accept` runs there, once per connection, and may
-  // destroy the listener. Errors: the errno of socket, bind or listen
-  // (absl::ErrnoToStatus), the message naming the address.
+  // SO_REUSEADDR, listens, and accepts on `loop` until destroyed. A unix
+  // address: a socket file already at the path is unlinked first (any other
+  // file makes bind fail), and the listener unlinks its file when destroyed
+  // (if it is still the one it made). Call on the loop thread; `on_accept`
+  // runs there, once per connection, and may destroy the listener. Errors: the
+  // errno of socket, bind or listen (absl::ErrnoToStatus), the message naming
+  // the address.
   static absl::StatusOr<std::unique_ptr<TcpListener>> Listen(
       EventLoop* loop, const SocketAddress& address, AcceptCallback on_accept,
       const TcpListenerOptions& options = TcpListenerOptions());
@@ -102,6 +115,7 @@ class TcpListener {
   TcpListener& operator=(const TcpListener&) = delete;
 
   const SocketAddress& local_address() const { return local_; }
+  // 0 for a unix listener.
   uint16_t local_port() const { return local_.port(); }
   // Connections closed unaccepted because the process ran out of fds.
   uint64_t rejected_for_fd_limit() const { return rejected_; }
@@ -117,6 +131,13 @@ class TcpListener {
   // Held open so that at EMFILE one fd can be freed to accept-and-close,
   // draining the queue instead of spinning on it.
   ScopedFd spare_fd_;
+  // A unix listener's socket file, removed on destruction if still ours.
+  struct UnixSocketFile {
+    std::string path;  // empty: not a unix listener
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+  UnixSocketFile socket_file_;
   uint64_t rejected_ = 0;
   bool* destroyed_ = nullptr;
 };

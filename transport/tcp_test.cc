@@ -5,13 +5,18 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -132,6 +137,161 @@ TEST(TcpTest, EchoOverIpv4Loopback) { SmallEcho(AF_INET); }
 TEST(TcpTest, EchoOverIpv6Loopback) {
   if (!HasIpv6Loopback()) GTEST_SKIP() << "no IPv6 loopback here";
   SmallEcho(AF_INET6);
+}
+
+// A unix socket path in a fresh directory: under $TEST_TMPDIR when that is
+// short enough for sun_path (107 bytes), else under /tmp. Removes the
+// directory (which must be empty by then) on destruction.
+class UnixSocketDir {
+ public:
+  UnixSocketDir() {
+    const char* base = getenv("TEST_TMPDIR");
+    std::string tmpl =
+        absl::StrCat(base != nullptr ? base : "/tmp", "/uXXXXXX");
+    if (tmpl.size() + 16 > sizeof(sockaddr_un::sun_path)) {
+      tmpl = "/tmp/h2rpc_unix_XXXXXX";
+    }
+    if (mkdtemp(tmpl.data()) != nullptr) dir_ = tmpl;
+    EXPECT_FALSE(dir_.empty()) << "mkdtemp " << tmpl;
+  }
+  ~UnixSocketDir() {
+    if (!dir_.empty()) {
+      EXPECT_EQ(rmdir(dir_.c_str()), 0) << "left in " << dir_;
+    }
+  }
+  std::string Path(absl::string_view name) const {
+    return absl::StrCat(dir_, "/", name);
+  }
+  SocketAddress Address(absl::string_view name) const {
+    auto a = SocketAddress::Unix(Path(name));
+    EXPECT_TRUE(a.ok()) << a.status();
+    return a.ok() ? *a : SocketAddress();
+  }
+
+ private:
+  std::string dir_;
+};
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+TEST(TcpTest, EchoOverUnixSocket) {
+  UnixSocketDir dir;
+  const SocketAddress address = dir.Address("echo.sock");
+  auto loop = *EventLoop::Create();
+  {
+    EchoServer server(loop.get(), address);
+    EXPECT_EQ(server.address(), address);
+    EXPECT_EQ(server.address().ToString(), "unix:" + dir.Path("echo.sock"));
+    auto ep = ConnectSync(loop.get(), address);
+    ASSERT_TRUE(ep.ok()) << ep.status();
+    EXPECT_EQ((*ep)->peer_address(), address);
+    EXPECT_EQ((*ep)->local_address().ToString(), "unix:");  // unnamed
+    TransferClient client(*std::move(ep), "hello, unix");
+    ASSERT_TRUE(loop->RunUntil([&] { return client.done(); }, kWait));
+    ASSERT_TRUE(client.error().ok()) << client.error();
+    EXPECT_EQ(client.received(), "hello, unix");
+    ASSERT_EQ(server.peers().size(), 1u);
+    EXPECT_TRUE(server.peers()[0]->finished());
+  }
+  EXPECT_FALSE(Exists(dir.Path("echo.sock"))) << "listener left its file";
+}
+
+TEST(TcpTest, ListenerOnUnixSocketReportsNoPort) {
+  UnixSocketDir dir;
+  auto loop = *EventLoop::Create();
+  auto l = TcpListener::Listen(loop.get(), dir.Address("p.sock"),
+                               [](ScopedFd, const SocketAddress&) {});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ((*l)->local_port(), 0);
+  EXPECT_EQ((*l)->local_address().family(), AF_UNIX);
+}
+
+TEST(TcpTest, LargeEchoOverUnixSocketHitsBackpressure) {
+  UnixSocketDir dir;
+  auto loop = *EventLoop::Create();
+  EchoServer server(loop.get(), dir.Address("large.sock"),
+                    /*max_pending=*/64 * 1024, /*small_buffers=*/true);
+  auto ep = ConnectSync(loop.get(), server.address());
+  ASSERT_TRUE(ep.ok()) << ep.status();
+  ShrinkSocketBuffers((*ep)->fd());
+  const std::string payload = Pattern(8 << 20);
+  TransferClient client(*std::move(ep), payload);
+  ASSERT_TRUE(loop->RunUntil([&] { return client.done(); }, kWait));
+  ASSERT_TRUE(client.error().ok()) << client.error();
+  ASSERT_EQ(client.received().size(), payload.size());
+  EXPECT_TRUE(client.received() == payload);
+  EXPECT_GT(client.short_writes(), 0u) << "client never saw EAGAIN";
+}
+
+TEST(TcpTest, UnixListenerReplacesAStaleSocketFileButNoOtherFile) {
+  UnixSocketDir dir;
+  auto loop = *EventLoop::Create();
+  const SocketAddress address = dir.Address("stale.sock");
+  {
+    // A socket file whose process is gone: bound, never unlinked.
+    ScopedFd fd(socket(AF_UNIX, SOCK_STREAM, 0));
+    ASSERT_EQ(bind(fd.get(), address.addr(), address.len()), 0);
+  }
+  ASSERT_TRUE(Exists(dir.Path("stale.sock")));
+  // Nobody listens there: connecting is refused.
+  auto refused = ConnectSync(loop.get(), address);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable)
+      << refused.status();
+  {
+    EchoServer server(loop.get(), address);
+    auto ep = ConnectSync(loop.get(), address);
+    EXPECT_TRUE(ep.ok()) << ep.status();
+  }
+  EXPECT_FALSE(Exists(dir.Path("stale.sock")));
+
+  // A regular file is not ours to remove: bind fails, the file stays.
+  const std::string file = dir.Path("file.sock");
+  { std::ofstream(file) << "data"; }
+  auto l = TcpListener::Listen(loop.get(), *SocketAddress::Unix(file),
+                               [](ScopedFd, const SocketAddress&) {});
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(absl::StrContains(l.status().message(), "unix:" + file))
+      << l.status();
+  EXPECT_TRUE(Exists(file));
+  EXPECT_EQ(unlink(file.c_str()), 0);
+}
+
+TEST(TcpTest, UnixListenerLeavesASuccessorsFile) {
+  UnixSocketDir dir;
+  auto loop = *EventLoop::Create();
+  const SocketAddress address = dir.Address("shared.sock");
+  auto first = TcpListener::Listen(loop.get(), address,
+                                   [](ScopedFd, const SocketAddress&) {});
+  ASSERT_TRUE(first.ok()) << first.status();
+  // A second listener on the same path takes it over (its file replaces the
+  // first one's).
+  int accepted = 0;
+  auto second = TcpListener::Listen(
+      loop.get(), address, [&](ScopedFd, const SocketAddress&) { ++accepted; });
+  ASSERT_TRUE(second.ok()) << second.status();
+  first->reset();
+  EXPECT_TRUE(Exists(dir.Path("shared.sock")));
+  auto ep = ConnectSync(loop.get(), address);
+  ASSERT_TRUE(ep.ok()) << ep.status();
+  EXPECT_TRUE(loop->RunUntil([&] { return accepted == 1; }, kWait));
+  second->reset();
+  EXPECT_FALSE(Exists(dir.Path("shared.sock")));
+}
+
+TEST(TcpTest, ConnectToMissingUnixPathFails) {
+  UnixSocketDir dir;
+  auto loop = *EventLoop::Create();
+  const SocketAddress address = dir.Address("missing.sock");
+  auto ep = ConnectSync(loop.get(), address);
+  ASSERT_FALSE(ep.ok());
+  EXPECT_EQ(ep.status().code(), absl::StatusCode::kNotFound) << ep.status();
+  EXPECT_TRUE(absl::StrContains(ep.status().message(), address.ToString()))
+      << ep.status();
+  EXPECT_EQ(loop->pending_timers(), 0u);
 }
 
 // 8 MiB each way through one loop with small socket buffers: the client's
