@@ -11,9 +11,13 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <list>
+#include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,6 +37,15 @@ constexpr size_t kRecordOverhead = 256;
 // Plaintext pieces at least this large go to SSL_write directly; smaller ones
 // are gathered into one record.
 constexpr size_t kGatherBelow = 4096;
+
+// Tickets a server issues per TLS 1.3 handshake (OpenSSL's default is two;
+// our clients keep only the newest). They stay valid for OpenSSL's default
+// session timeout (two hours); the ticket key lives as long as the context.
+constexpr size_t kTls13TicketsPerHandshake = 1;
+// The session ID context servers set: OpenSSL refuses to resume a session
+// with a verified client certificate without one. Tickets are sealed per
+// SSL_CTX anyway, so a constant is enough.
+constexpr unsigned char kSessionIdContext[] = "rpc-tls";
 
 // RFC 9113 9.2.2: TLS 1.2 only with ephemeral key exchange and AEAD.
 constexpr char kTls12Ciphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20";
@@ -217,6 +230,84 @@ bool IsAlpnReason(int reason) {
 
 }  // namespace
 
+// ---- TlsContext::SessionCache ----
+
+// LRU map from a cache key to one session (the newest stored). Sessions are
+// owned references, freed on eviction, replacement and destruction.
+class TlsContext::SessionCache {
+ public:
+  explicit SessionCache(size_t capacity) : capacity_(capacity) {}
+  ~SessionCache() {
+    for (Entry& e : lru_) SSL_SESSION_free(e.session);
+  }
+  SessionCache(const SessionCache&) = delete;
+  SessionCache& operator=(const SessionCache&) = delete;
+
+  // Takes over the reference to `session`, which must be the cache's own
+  // object: OpenSSL marks the session of a connection freed without
+  // close_notify as not resumable (an SSL_SESSION is shared, not copied), so
+  // the cache never shares its sessions with a live connection.
+  void Put(const std::string& key, SSL_SESSION* session) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      SSL_SESSION_free(it->second->session);
+      lru_.erase(it->second);
+      index_.erase(it);
+    }
+    lru_.push_front(Entry{key, session});
+    index_[key] = lru_.begin();
+    while (lru_.size() > capacity_) {
+      index_.erase(lru_.back().key);
+      SSL_SESSION_free(lru_.back().session);
+      lru_.pop_back();
+    }
+  }
+
+  // A session (the caller frees it) to offer for `key`, or null. A TLS 1.3
+  // session leaves the cache (its ticket is for one use, RFC 8446 appendix
+  // C.4); a TLS 1.2 one stays and the caller gets a copy. Expired sessions
+  // are dropped.
+  SSL_SESSION* Get(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    auto entry = it->second;
+    SSL_SESSION* session = entry->session;
+    const long now = static_cast<long>(::time(nullptr));
+    const bool expired =
+        SSL_SESSION_get_time(session) + SSL_SESSION_get_timeout(session) <= now;
+    const bool usable = !expired && SSL_SESSION_is_resumable(session) == 1;
+    if (!usable ||
+        SSL_SESSION_get_protocol_version(session) >= TLS1_3_VERSION) {
+      lru_.erase(entry);
+      index_.erase(it);
+      if (!usable) {
+        SSL_SESSION_free(session);
+        return nullptr;
+      }
+      return session;  // the cache's reference moves to the caller
+    }
+    lru_.splice(lru_.begin(), lru_, entry);
+    return SSL_SESSION_dup(session);
+  }
+
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lru_.size();
+  }
+
+ private:
+  struct Entry {
+    std::string key;
+    SSL_SESSION* session;
+  };
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<Entry> lru_;  // most recently used first
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+};
+
 absl::StatusOr<std::string> ReadPemFile(const std::string& path) {
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid())
@@ -247,10 +338,17 @@ absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::CreateServer(
                                         options.private_key_pem);
   if (!s.ok()) return s;
   SSL_CTX_set_alpn_select_cb(ctx, SelectH2, nullptr);
-  // No resumption yet: no tickets (saves a flight per connection), no cache.
-  SSL_CTX_set_num_tickets(ctx, 0);
-  SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+  // Stateless tickets only: no server-side session cache, so memory does not
+  // grow with the number of clients.
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_session_id_context(ctx, kSessionIdContext,
+                                 sizeof(kSessionIdContext) - 1);
+  if (options.session_tickets) {
+    SSL_CTX_set_num_tickets(ctx, kTls13TicketsPerHandshake);
+  } else {
+    SSL_CTX_set_num_tickets(ctx, 0);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+  }
   if (!options.client_ca_pem.empty()) {
     s = TrustRoots(ctx, options.client_ca_pem, "client_ca_pem", true);
     if (!s.ok()) return s;
@@ -300,10 +398,31 @@ absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::CreateClient(
                                           options.private_key_pem);
     if (!s.ok()) return s;
   }
+  if (options.session_cache_size > 0) {
+    context->session_cache_ =
+        std::make_unique<SessionCache>(options.session_cache_size);
+    // Sessions go to our cache only (the callback), never OpenSSL's.
+    SSL_CTX_set_session_cache_mode(
+        ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, &TlsSession::OnNewSession);
+  } else {
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+  }
   return std::shared_ptr<const TlsContext>(std::move(context));
 }
 
-TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+TlsContext::TlsContext(SSL_CTX* ctx, bool is_server)
+    : ctx_(ctx), is_server_(is_server) {}
+
+TlsContext::~TlsContext() {
+  session_cache_.reset();
+  SSL_CTX_free(ctx_);
+}
+
+size_t TlsContext::cached_sessions() const {
+  return session_cache_ == nullptr ? 0 : session_cache_->size();
+}
 
 // ---- TlsSession ----
 
@@ -345,7 +464,8 @@ absl::StatusOr<std::unique_ptr<TlsSession>> TlsSession::CreateServer(
 }
 
 absl::StatusOr<std::unique_ptr<TlsSession>> TlsSession::CreateClient(
-    std::shared_ptr<const TlsContext> context, absl::string_view server_name) {
+    std::shared_ptr<const TlsContext> context, absl::string_view server_name,
+    absl::string_view cache_scope) {
   if (context == nullptr || context->is_server()) {
     return absl::InvalidArgumentError("CreateClient needs a client context");
   }
@@ -381,7 +501,32 @@ absl::StatusOr<std::unique_ptr<TlsSession>> TlsSession::CreateClient(
       }
     }
   }
+  if (TlsContext::SessionCache* cache =
+          session->context_->session_cache_.get()) {
+    session->cache_key_ = absl::StrCat(name, "|", cache_scope);
+    SSL_set_app_data(s, session.get());
+    if (SSL_SESSION* cached = cache->Get(session->cache_key_)) {
+      SSL_set_session(s, cached);  // takes its own reference
+      SSL_SESSION_free(cached);
+    }
+  }
   return session;
+}
+
+int TlsSession::OnNewSession(SSL* ssl, SSL_SESSION* session) {
+  auto* self = static_cast<TlsSession*>(SSL_get_app_data(ssl));
+  if (self == nullptr || self->cache_key_.empty() ||
+      SSL_SESSION_is_resumable(session) != 1) {
+    return 0;
+  }
+  // A copy: `session` stays the connection's (see SessionCache::Put).
+  SSL_SESSION* copy = SSL_SESSION_dup(session);
+  if (copy == nullptr) {
+    ERR_clear_error();
+    return 0;
+  }
+  self->context_->session_cache_->Put(self->cache_key_, copy);
+  return 0;
 }
 
 TlsSession::TlsSession(std::shared_ptr<const TlsContext> context, SSL* ssl,
@@ -643,6 +788,71 @@ std::string TlsSession::PeerCertificatePem() const {
   char* data = nullptr;
   const long len = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<size_t>(len));
+}
+
+std::vector<std::string> TlsSession::PeerSubjectAltNames() const {
+  std::vector<std::string> out;
+  X509* cert = peer_certificate();
+  if (cert == nullptr) return out;
+  GENERAL_NAMES* names = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (names == nullptr) return out;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    switch (name->type) {
+      case GEN_DNS:
+      case GEN_URI:
+      case GEN_EMAIL: {
+        const ASN1_IA5STRING* v = name->d.ia5;
+        out.emplace_back(
+            reinterpret_cast<const char*>(ASN1_STRING_get0_data(v)),
+            static_cast<size_t>(ASN1_STRING_length(v)));
+        break;
+      }
+      case GEN_IPADD: {
+        const ASN1_OCTET_STRING* v = name->d.iPAddress;
+        const int len = ASN1_STRING_length(v);
+        char text[INET6_ADDRSTRLEN] = {};
+        if ((len == 4 || len == 16) &&
+            inet_ntop(len == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(v),
+                      text, sizeof(text)) != nullptr) {
+          out.emplace_back(text);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  GENERAL_NAMES_free(names);
+  return out;
+}
+
+std::string TlsSession::PeerCommonName() const {
+  X509* cert = peer_certificate();
+  if (cert == nullptr) return std::string();
+  X509_NAME* subject = X509_get_subject_name(cert);
+  int last = -1;
+  for (int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
+    last = i;
+  }
+  if (last < 0) return std::string();
+  const ASN1_STRING* data =
+      X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, last));
+  unsigned char* utf8 = nullptr;
+  const int len = ASN1_STRING_to_UTF8(&utf8, data);
+  if (len < 0) {
+    ERR_clear_error();
+    return std::string();
+  }
+  std::string cn(reinterpret_cast<const char*>(utf8), static_cast<size_t>(len));
+  OPENSSL_free(utf8);
+  return cn;
+}
+
+bool TlsSession::session_reused() const {
+  return SSL_session_reused(ssl_) == 1;
 }
 
 std::string TlsSession::PeerSubject() const {

@@ -13,7 +13,15 @@
 //     literal) by default; `server_name_override` checks (and sends as SNI) a
 //     different name than the one dialled, like gRPC's
 //     ssl_target_name_override. A server can require client certificates.
-//   * No session resumption yet: servers issue no tickets and keep no cache.
+//   * Session resumption (RFC 8446 section 2.2, RFC 5077): a server issues
+//     stateless tickets (one per handshake, sealed with a key that lives in
+//     its TlsContext; no server-side cache). A client TlsContext keeps a
+//     bounded LRU cache of sessions, one per server name (+ address when
+//     the caller gives it), so the next connection made with the same
+//     context resumes: an abbreviated handshake without certificates. TLS
+//     1.3 tickets are used once (taken from the cache; the resumed
+//     connection brings a fresh one), TLS 1.2 sessions are kept. The peer
+//     certificate and its verification result come from the resumed session.
 //
 // TlsSession is sans-IO: no sockets, no loop. Ciphertext from the network
 // goes in (InputSpace/CommitInput or FeedCiphertext), ciphertext for the
@@ -23,8 +31,9 @@
 // from them without a copy. tls_endpoint.h drives a session over an
 // Endpoint; tests drive two sessions against each other in memory.
 //
-// Threading: a TlsContext is immutable after creation and may be shared by
-// sessions on every thread. A TlsSession belongs to one thread (its loop's).
+// Threading: a TlsContext is immutable after creation (but for a client's
+// session cache, which locks) and may be shared by sessions on every thread.
+// A TlsSession belongs to one thread (its loop's).
 //
 // Errors (absl::Status): kUnauthenticated for certificate problems (chain
 // not trusted, name mismatch, missing client certificate, a peer's
@@ -40,6 +49,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,6 +61,7 @@ typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
 typedef struct bio_st BIO;
 typedef struct x509_st X509;
+typedef struct ssl_session_st SSL_SESSION;
 
 namespace transport {
 
@@ -67,6 +78,9 @@ struct TlsServerOptions {
   bool require_client_certificate = false;
   TlsVersion min_version = TlsVersion::kTls12;
   TlsVersion max_version = TlsVersion::kTls13;
+  // Issue session tickets so that clients can resume (stateless: the server
+  // keeps nothing per client).
+  bool session_tickets = true;
 };
 
 struct TlsClientOptions {
@@ -83,6 +97,9 @@ struct TlsClientOptions {
   std::string private_key_pem;
   TlsVersion min_version = TlsVersion::kTls12;
   TlsVersion max_version = TlsVersion::kTls13;
+  // At most this many sessions kept for resumption (least recently used
+  // dropped first); 0 turns resumption off.
+  size_t session_cache_size = 64;
 };
 
 // Reads a whole (PEM) file. Errors: the errno of open/read, with the path.
@@ -106,14 +123,23 @@ class TlsContext {
   }
   // The OpenSSL context, for inspection; changing it voids the policy.
   SSL_CTX* native_handle() const { return ctx_; }
+  // Client: sessions cached for resumption now (any thread).
+  size_t cached_sessions() const;
 
  private:
-  TlsContext(SSL_CTX* ctx, bool is_server) : ctx_(ctx), is_server_(is_server) {}
+  friend class TlsSession;
+  // The client's resumption cache (tls.cc): thread-safe, bounded.
+  class SessionCache;
+
+  TlsContext(SSL_CTX* ctx, bool is_server);
 
   SSL_CTX* const ctx_;
   const bool is_server_;
   bool verify_peer_ = true;
   std::string server_name_override_;
+  // Client with resumption on; null otherwise. The only mutable state of a
+  // context, internally synchronized.
+  std::unique_ptr<SessionCache> session_cache_;
 };
 
 class TlsSession {
@@ -128,8 +154,14 @@ class TlsSession {
   // `server_name`: the DNS name or IP literal to verify (and, for a DNS name,
   // to send as SNI); the context's server_name_override wins. Errors:
   // kInvalidArgument when verification is on and there is no name.
+  // Resumption: the session is offered a cached session of the context
+  // stored under the same (verified name, `cache_scope`), and stores the
+  // session it gets under it; `cache_scope` is normally the server's address
+  // ("127.0.0.1:443"), so that two servers sharing a name do not share
+  // tickets.
   static absl::StatusOr<std::unique_ptr<TlsSession>> CreateClient(
-      std::shared_ptr<const TlsContext> context, absl::string_view server_name);
+      std::shared_ptr<const TlsContext> context, absl::string_view server_name,
+      absl::string_view cache_scope = {});
   ~TlsSession();
 
   TlsSession(const TlsSession&) = delete;
@@ -184,12 +216,26 @@ class TlsSession {
   std::string PeerCertificatePem() const;
   // The peer certificate's subject, e.g. "CN=localhost"; empty when none.
   std::string PeerSubject() const;
+  // The peer certificate's subject alternative names, in certificate order:
+  // DNS names, URIs, e-mail addresses and IP addresses ("127.0.0.1", "::1");
+  // other kinds are skipped. Empty when none.
+  std::vector<std::string> PeerSubjectAltNames() const;
+  // The (last) CN of the peer certificate's subject; empty when none.
+  std::string PeerCommonName() const;
+  // True when the handshake resumed an earlier session (no certificates
+  // exchanged; the peer certificate is the one of that session).
+  bool session_reused() const;
 
   SSL* native_handle() const { return ssl_; }
 
  private:
+  friend class TlsContext;  // installs OnNewSession
   TlsSession(std::shared_ptr<const TlsContext> context, SSL* ssl,
              BIO* network_bio, bool is_server);
+  // OpenSSL's new-session callback (client contexts with a cache): stores
+  // a copy of the session under the SSL's cache key. Returns 0 (OpenSSL
+  // keeps its reference).
+  static int OnNewSession(SSL* ssl, SSL_SESSION* session);
   // Maps the result of an SSL_* call; sets the sticky error on failure.
   IoResult MapResult(int ret, absl::string_view what);
   IoResult Fail(absl::Status status);
@@ -208,6 +254,8 @@ class TlsSession {
   std::string retry_write_;
   // Gathers small plaintext buffers into one record.
   std::string stage_;
+  // Client: where its session is cached (empty: not cached).
+  std::string cache_key_;
 };
 
 }  // namespace transport

@@ -325,10 +325,17 @@ struct TlsConnectAttempt {
   EventLoop* loop;
   std::shared_ptr<const TlsContext> context;
   std::string server_name;
+  std::string where;  // the address
   TlsConnectCallback done;
   std::unique_ptr<TlsEndpoint> endpoint;
   EventLoop::TimerId timer = EventLoop::kInvalidTimer;
 };
+
+// Sessions are resumed per (name, address): the address is the cache scope.
+absl::StatusOr<std::unique_ptr<TlsSession>> NewClientSession(
+    const TlsConnectAttempt& a) {
+  return TlsSession::CreateClient(a.context, a.server_name, a.where);
+}
 
 // Reports once. The attempt is owned by its timer task: cancelling the timer
 // frees it, so everything needed is moved out first.
@@ -356,6 +363,7 @@ void TlsConnect(EventLoop* loop, const SocketAddress& address,
   attempt->loop = loop;
   attempt->context = std::move(context);
   attempt->server_name = server_name;
+  attempt->where = address.ToString();
   attempt->done = std::move(done);
   std::weak_ptr<TlsConnectAttempt> weak = attempt;
   const std::string where = address.ToString();
@@ -370,25 +378,25 @@ void TlsConnect(EventLoop* loop, const SocketAddress& address,
           absl::StrCat("TLS connect to ", where, " timed out")));
     }
   });
-  TcpConnect(
-      loop, address, timeout,
-      [weak](absl::StatusOr<std::unique_ptr<TcpEndpoint>> tcp) {
-        std::shared_ptr<TlsConnectAttempt> a = weak.lock();
-        if (a == nullptr) return;  // timed out meanwhile
-        if (!tcp.ok()) {
-          FinishTlsConnect(a.get(), tcp.status());
-          return;
-        }
-        auto session = TlsSession::CreateClient(a->context, a->server_name);
-        if (!session.ok()) {
-          FinishTlsConnect(a.get(), session.status());
-          return;
-        }
-        TlsConnectAttempt* raw = a.get();
-        a->endpoint = TlsEndpoint::Create(
-            *std::move(tcp), *std::move(session),
-            [raw](absl::Status s) { FinishTlsConnect(raw, std::move(s)); });
-      });
+  TcpConnect(loop, address, timeout,
+             [weak](absl::StatusOr<std::unique_ptr<TcpEndpoint>> tcp) {
+               std::shared_ptr<TlsConnectAttempt> a = weak.lock();
+               if (a == nullptr) return;  // timed out meanwhile
+               if (!tcp.ok()) {
+                 FinishTlsConnect(a.get(), tcp.status());
+                 return;
+               }
+               auto session = NewClientSession(*a);
+               if (!session.ok()) {
+                 FinishTlsConnect(a.get(), session.status());
+                 return;
+               }
+               TlsConnectAttempt* raw = a.get();
+               a->endpoint = TlsEndpoint::Create(
+                   *std::move(tcp), *std::move(session), [raw](absl::Status s) {
+                     FinishTlsConnect(raw, std::move(s));
+                   });
+             });
 }
 
 }  // namespace transport

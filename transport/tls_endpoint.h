@@ -108,7 +108,9 @@ class TlsEndpoint final : public Endpoint {
 // Connects TCP to `address`, then runs a client TLS handshake verifying
 // `server_name` (see TlsSession::CreateClient), all within `timeout`.
 // `done` runs exactly once on the loop thread with an open endpoint or the
-// error (kDeadlineExceeded on timeout). Call on the loop thread.
+// error (kDeadlineExceeded on timeout). Call on the loop thread. The session
+// resumes one the context cached for the same name and address, if any
+// (TlsSession::CreateClient; session().session_reused() tells).
 using TlsConnectCallback =
     absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<TlsEndpoint>>)>;
 void TlsConnect(EventLoop* loop, const SocketAddress& address,

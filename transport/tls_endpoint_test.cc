@@ -90,6 +90,8 @@ class TlsEchoServer {
   const std::vector<std::string>& client_subjects() const {
     return client_subjects_;
   }
+  // Per successful handshake: whether it resumed a session.
+  const std::vector<bool>& resumed() const { return resumed_; }
 
  private:
   void OnAccept(ScopedFd fd) {
@@ -111,6 +113,7 @@ class TlsEchoServer {
     if (!s.ok()) return;  // destroys the endpoint inside its own callback
     EXPECT_EQ(ep->session().alpn_protocol(), "h2");
     client_subjects_.push_back(ep->session().PeerSubject());
+    resumed_.push_back(ep->session().session_reused());
     peers_.push_back(std::make_unique<EchoPeer>(std::move(ep), echo_limit_));
   }
 
@@ -124,6 +127,7 @@ class TlsEchoServer {
   std::vector<std::unique_ptr<EchoPeer>> peers_;
   std::vector<absl::Status> handshakes_;
   std::vector<std::string> client_subjects_;
+  std::vector<bool> resumed_;
 };
 
 absl::StatusOr<std::unique_ptr<TlsEndpoint>> TlsConnectSync(
@@ -247,6 +251,38 @@ TEST(TlsEndpointTest, MutualTlsOverSockets) {
       loop->RunUntil([&] { return server.handshakes().size() == 2; }, kWait));
   EXPECT_EQ(server.handshakes()[1].code(), absl::StatusCode::kUnauthenticated)
       << server.handshakes()[1];
+}
+
+// A second connection with the same client context resumes the first one's
+// session (TLS 1.3: the ticket arrives after the handshake, with the echo).
+TEST_P(TlsEchoTest, ReconnectResumesTheSession) {
+  auto loop = *EventLoop::Create();
+  TlsEchoServer server(loop.get(), ServerContext(GetParam(), true));
+  TlsClientOptions o;
+  o.root_certificates_pem = Certs().ca_pem;
+  o.certificate_chain_pem = Certs().client_chain_pem;
+  o.private_key_pem = Certs().client_key_pem;
+  std::shared_ptr<const TlsContext> context = *TlsContext::CreateClient(o);
+  for (int i = 0; i < 3; ++i) {
+    auto ep =
+        TlsConnectSync(loop.get(), server.address(), context, "localhost");
+    ASSERT_TRUE(ep.ok()) << ep.status();
+    EXPECT_EQ((*ep)->session().session_reused(), i > 0) << i;
+    TransferClient client(*std::move(ep), "resume " + std::to_string(i));
+    ASSERT_TRUE(loop->RunUntil([&] { return client.done(); }, kWait));
+    EXPECT_EQ(client.received(), "resume " + std::to_string(i));
+    EXPECT_EQ(context->cached_sessions(), 1u);
+  }
+  ASSERT_EQ(server.resumed(), (std::vector<bool>{false, true, true}));
+  // The client certificate comes back with the resumed session.
+  for (const std::string& subject : server.client_subjects()) {
+    EXPECT_EQ(subject, "CN=test-client,O=h2rpc test");
+  }
+  // Another name (same address): its own cache entry, a full handshake.
+  auto other =
+      TlsConnectSync(loop.get(), server.address(), context, "127.0.0.1");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_FALSE((*other)->session().session_reused());
 }
 
 TEST(TlsEndpointTest, WrongHostnameFailsOnBothSides) {

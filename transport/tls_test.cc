@@ -375,6 +375,25 @@ TEST(TlsSessionTest, ClientOfferingOnlyHttp11IsRefused) {
   SSL_CTX_free(ctx);
 }
 
+// A TLS 1.1 client (OpenSSL allows it only at security level 0) is refused
+// by our server's TLS 1.2 minimum.
+TEST(TlsSessionTest, Tls11ClientIsRefused) {
+  SSL_CTX* ctx = RawClientCtx(absl::string_view("\x02h2", 3));
+  SSL_CTX_set_security_level(ctx, 0);
+  SSL_CTX_set_min_proto_version(ctx, TLS1_1_VERSION);
+  SSL_CTX_set_max_proto_version(ctx, TLS1_1_VERSION);
+  RawPeer client(ctx, false);
+  auto server = NewServer(Server(ServerOptions()));
+  Outcome o = RunHandshake(&client, server.get());
+  ASSERT_EQ(o.server.outcome, IoOutcome::kError);
+  EXPECT_EQ(o.server.status.code(), absl::StatusCode::kUnavailable)
+      << o.server.status;
+  EXPECT_TRUE(absl::StrContains(o.server.status.message(), "protocol"))
+      << o.server.status;
+  EXPECT_EQ(o.client.outcome, IoOutcome::kError);
+  SSL_CTX_free(ctx);
+}
+
 TEST(TlsSessionTest, ClientWithoutAlpnIsRefused) {
   SSL_CTX* ctx = RawClientCtx("");
   RawPeer client(ctx, false);
@@ -443,6 +462,30 @@ TEST(TlsSessionTest, MtlsAcceptsClientCertificate) {
   ASSERT_TRUE(o.client.ok()) << o.client.status;
   ASSERT_TRUE(o.server.ok()) << o.server.status;
   EXPECT_EQ(server->session()->PeerSubject(), "CN=test-client,O=h2rpc test");
+}
+
+TEST(TlsSessionTest, PeerNamesFromTheCertificate) {
+  TlsClientOptions co = ClientOptions();
+  co.certificate_chain_pem = Certs().named_client_chain_pem;
+  co.private_key_pem = Certs().named_client_key_pem;
+  auto client = NewClient(Client(co));
+  auto server = NewServer(Server(MtlsServerOptions()));
+  Outcome o = RunHandshake(client.get(), server.get());
+  ASSERT_TRUE(o.client.ok()) << o.client.status;
+  ASSERT_TRUE(o.server.ok()) << o.server.status;
+  EXPECT_EQ(client->session()->PeerCommonName(), "localhost");
+  EXPECT_EQ(client->session()->PeerSubjectAltNames(),
+            (std::vector<std::string>{"localhost", "127.0.0.1", "::1"}));
+  EXPECT_EQ(server->session()->PeerCommonName(), "named-client");
+  EXPECT_EQ(server->session()->PeerSubjectAltNames(),
+            (std::vector<std::string>{"spiffe://h2rpc.test/client",
+                                      "client.h2rpc.test"}));
+  // No certificate, no names.
+  auto plain_client = NewClient(Client(ClientOptions()));
+  auto plain_server = NewServer(Server(ServerOptions()));
+  ASSERT_TRUE(RunHandshake(plain_client.get(), plain_server.get()).server.ok());
+  EXPECT_EQ(plain_server->session()->PeerCommonName(), "");
+  EXPECT_TRUE(plain_server->session()->PeerSubjectAltNames().empty());
 }
 
 TEST(TlsSessionTest, MtlsRefusesClientCertificateFromUntrustedCa) {
@@ -587,6 +630,167 @@ TEST(TlsContextTest, ConfigurationErrors) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TlsSession::CreateServer(client_ctx).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// ---- Session resumption ----
+
+// One connection: handshake, then the server's post-handshake messages (TLS
+// 1.3 tickets) reach the client, which reads them. Returns whether the
+// client resumed; `server_out` (if given) keeps the server session.
+struct Connected {
+  bool ok = false;
+  bool client_reused = false;
+  bool server_reused = false;
+  std::string server_peer_subject;
+};
+
+Connected ConnectOnce(std::shared_ptr<const TlsContext> client_ctx,
+                      std::shared_ptr<const TlsContext> server_ctx,
+                      absl::string_view name = "localhost",
+                      absl::string_view scope = "") {
+  Connected c;
+  auto s = TlsSession::CreateClient(client_ctx, name, scope);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return c;
+  SessionPeer client(*std::move(s));
+  auto server = NewServer(std::move(server_ctx));
+  Outcome o = RunHandshake(&client, server.get());
+  EXPECT_TRUE(o.client.ok()) << o.client.status;
+  EXPECT_TRUE(o.server.ok()) << o.server.status;
+  if (!o.client.ok() || !o.server.ok()) return c;
+  // Tickets travel after the handshake; a Read processes them.
+  server->session()->Write({});
+  Shuttle(server.get(), &client, 1 << 20);
+  char buf[64];
+  IoResult r = client.session()->Read(absl::MakeSpan(buf));
+  EXPECT_EQ(r.outcome, IoOutcome::kWouldBlock) << r.status;
+  c.ok = true;
+  c.client_reused = client.session()->session_reused();
+  c.server_reused = server->session()->session_reused();
+  c.server_peer_subject = server->session()->PeerSubject();
+  return c;
+}
+
+TEST(TlsResumptionTest, Tls13ResumesWithASingleUseTicket) {
+  auto client_ctx = Client(ClientOptions());
+  auto server_ctx = Server(ServerOptions());
+  EXPECT_EQ(client_ctx->cached_sessions(), 0u);
+  Connected first = ConnectOnce(client_ctx, server_ctx);
+  ASSERT_TRUE(first.ok);
+  EXPECT_FALSE(first.client_reused);
+  EXPECT_FALSE(first.server_reused);
+  EXPECT_EQ(client_ctx->cached_sessions(), 1u);
+  for (int i = 0; i < 3; ++i) {
+    // Offering the ticket takes it out of the cache; the resumed connection
+    // brings a fresh one.
+    auto s = TlsSession::CreateClient(client_ctx, "localhost");
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(client_ctx->cached_sessions(), 0u);
+    s->reset();
+    Connected again = ConnectOnce(client_ctx, server_ctx);
+    // The ticket taken by the abandoned session above is gone: full
+    // handshake, then a new ticket; the next round resumes.
+    ASSERT_TRUE(again.ok);
+    EXPECT_FALSE(again.client_reused);
+    Connected resumed = ConnectOnce(client_ctx, server_ctx);
+    ASSERT_TRUE(resumed.ok);
+    EXPECT_TRUE(resumed.client_reused) << i;
+    EXPECT_TRUE(resumed.server_reused) << i;
+    EXPECT_EQ(client_ctx->cached_sessions(), 1u);
+  }
+}
+
+TEST(TlsResumptionTest, Tls12ResumesAndKeepsTheSession) {
+  TlsClientOptions co = ClientOptions();
+  co.max_version = TlsVersion::kTls12;
+  auto client_ctx = Client(co);
+  auto server_ctx = Server(ServerOptions());
+  ASSERT_TRUE(ConnectOnce(client_ctx, server_ctx).ok);
+  EXPECT_EQ(client_ctx->cached_sessions(), 1u);
+  for (int i = 0; i < 3; ++i) {
+    Connected c = ConnectOnce(client_ctx, server_ctx);
+    ASSERT_TRUE(c.ok);
+    EXPECT_TRUE(c.client_reused) << i;
+    EXPECT_TRUE(c.server_reused) << i;
+    EXPECT_EQ(client_ctx->cached_sessions(), 1u);
+  }
+}
+
+TEST(TlsResumptionTest, ResumedMtlsSessionKeepsTheClientIdentity) {
+  TlsClientOptions co = ClientOptions();
+  co.certificate_chain_pem = Certs().client_chain_pem;
+  co.private_key_pem = Certs().client_key_pem;
+  auto client_ctx = Client(co);
+  auto server_ctx = Server(MtlsServerOptions());
+  Connected first = ConnectOnce(client_ctx, server_ctx);
+  ASSERT_TRUE(first.ok);
+  Connected second = ConnectOnce(client_ctx, server_ctx);
+  ASSERT_TRUE(second.ok);
+  EXPECT_TRUE(second.server_reused);
+  EXPECT_EQ(second.server_peer_subject, "CN=test-client,O=h2rpc test");
+}
+
+TEST(TlsResumptionTest, SessionsAreKeptPerNameAndScope) {
+  auto client_ctx = Client(ClientOptions());
+  auto server_ctx = Server(ServerOptions());
+  ASSERT_TRUE(ConnectOnce(client_ctx, server_ctx, "localhost", "a").ok);
+  Connected other_name = ConnectOnce(client_ctx, server_ctx, "127.0.0.1", "a");
+  ASSERT_TRUE(other_name.ok);
+  EXPECT_FALSE(other_name.client_reused);
+  Connected other_scope = ConnectOnce(client_ctx, server_ctx, "localhost", "b");
+  ASSERT_TRUE(other_scope.ok);
+  EXPECT_FALSE(other_scope.client_reused);
+  EXPECT_EQ(client_ctx->cached_sessions(), 3u);
+  Connected same = ConnectOnce(client_ctx, server_ctx, "localhost", "a");
+  ASSERT_TRUE(same.ok);
+  EXPECT_TRUE(same.client_reused);
+}
+
+TEST(TlsResumptionTest, CacheIsBounded) {
+  TlsClientOptions co = ClientOptions();
+  co.session_cache_size = 2;
+  auto client_ctx = Client(co);
+  auto server_ctx = Server(ServerOptions());
+  for (const char* scope : {"a", "b", "c"}) {
+    ASSERT_TRUE(ConnectOnce(client_ctx, server_ctx, "localhost", scope).ok);
+  }
+  EXPECT_EQ(client_ctx->cached_sessions(), 2u);
+  // "a" was the least recently used: evicted.
+  EXPECT_FALSE(
+      ConnectOnce(client_ctx, server_ctx, "localhost", "a").client_reused);
+  EXPECT_TRUE(
+      ConnectOnce(client_ctx, server_ctx, "localhost", "c").client_reused);
+}
+
+TEST(TlsResumptionTest, AnotherServerContextCannotOpenTheTicket) {
+  auto client_ctx = Client(ClientOptions());
+  ASSERT_TRUE(ConnectOnce(client_ctx, Server(ServerOptions())).ok);
+  EXPECT_EQ(client_ctx->cached_sessions(), 1u);
+  // A different server (its own ticket key): a full handshake, no error.
+  Connected c = ConnectOnce(client_ctx, Server(ServerOptions()));
+  ASSERT_TRUE(c.ok);
+  EXPECT_FALSE(c.client_reused);
+}
+
+TEST(TlsResumptionTest, OffOnEitherSide) {
+  TlsServerOptions no_tickets = ServerOptions();
+  no_tickets.session_tickets = false;
+  for (TlsVersion v : {TlsVersion::kTls12, TlsVersion::kTls13}) {
+    TlsClientOptions co = ClientOptions();
+    co.max_version = v;
+    auto client_ctx = Client(co);
+    auto server_ctx = Server(no_tickets);
+    ASSERT_TRUE(ConnectOnce(client_ctx, server_ctx).ok);
+    EXPECT_EQ(client_ctx->cached_sessions(), 0u);
+    EXPECT_FALSE(ConnectOnce(client_ctx, server_ctx).client_reused);
+  }
+  TlsClientOptions no_cache = ClientOptions();
+  no_cache.session_cache_size = 0;
+  auto client_ctx = Client(no_cache);
+  auto server_ctx = Server(ServerOptions());
+  ASSERT_TRUE(ConnectOnce(client_ctx, server_ctx).ok);
+  EXPECT_EQ(client_ctx->cached_sessions(), 0u);
+  EXPECT_FALSE(ConnectOnce(client_ctx, server_ctx).client_reused);
 }
 
 TEST(TlsContextTest, ReadPemFileReportsMissingFile) {

@@ -132,6 +132,8 @@ std::string KeyPem(EVP_PKEY* k) {
 }
 
 constexpr char kServerSan[] = "DNS:localhost,IP:127.0.0.1,IP:::1";
+constexpr char kNamedClientSan[] =
+    "URI:spiffe://h2rpc.test/client,DNS:client.h2rpc.test";
 
 absl::StatusOr<TestCertificates> Generate() {
   TestCertificates out;
@@ -146,6 +148,12 @@ absl::StatusOr<TestCertificates> Generate() {
   auto other_server =
       Issue("localhost", &*other_ca, false, "serverAuth", kServerSan, 5);
   if (!other_server.ok()) return other_server.status();
+  auto named_client =
+      Issue("named-client", &*ca, false, "clientAuth", kNamedClientSan, 6);
+  if (!named_client.ok()) return named_client.status();
+  auto other_client =
+      Issue("test-client", &*other_ca, false, "clientAuth", nullptr, 7);
+  if (!other_client.ok()) return other_client.status();
   out.ca_pem = CertPem(ca->cert.get());
   out.server_chain_pem = CertPem(server->cert.get());
   out.server_key_pem = KeyPem(server->key.get());
@@ -154,6 +162,10 @@ absl::StatusOr<TestCertificates> Generate() {
   out.untrusted_ca_pem = CertPem(other_ca->cert.get());
   out.untrusted_server_chain_pem = CertPem(other_server->cert.get());
   out.untrusted_server_key_pem = KeyPem(other_server->key.get());
+  out.named_client_chain_pem = CertPem(named_client->cert.get());
+  out.named_client_key_pem = KeyPem(named_client->key.get());
+  out.untrusted_client_chain_pem = CertPem(other_client->cert.get());
+  out.untrusted_client_key_pem = KeyPem(other_client->key.get());
   return out;
 }
 
