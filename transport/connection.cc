@@ -509,5 +509,8 @@ int64_t Connection::stream_send_window(uint32_t stream_id) const {
 uint32_t Connection::last_accepted_stream_id() const {
   return impl_->last_accepted_stream_id();
 }
+uint64_t Connection::headers_or_data_sent() const {
+  return impl_->headers_or_data_sent();
+}
 
 }  // namespace transport

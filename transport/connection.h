@@ -157,7 +157,7 @@ struct ConnectionOptions {
 //
 // Connection-wide, interleaved with the above in wire order: OnRemoteSettings
 // (each SETTINGS from the peer, after it is applied and ACKed), OnSettingsAcked
-// (the peer ACKed ours), OnPingAck, OnGoAway. Then, at most one of:
+// (the peer ACKed ours), OnPing, OnPingAck, OnGoAway. Then, at most one of:
 //   OnConnectionError   we failed the connection (after every live stream got
 //                       OnStreamReset(code, false) + OnStreamClosed); last
 //                       callback.
@@ -206,6 +206,11 @@ class ConnectionListener {
   virtual void OnRemoteSettings(const Http2Settings& /*settings*/) {}
   virtual void OnSettingsAcked() {}
   virtual void OnPingAck(uint64_t /*opaque*/) {}
+  // The peer sent a PING (not an ACK), within the pings flood budget. The
+  // ACK is written right after this returns, unless the listener killed the
+  // connection here (GoAway with an error code: a ping policy's "too many
+  // pings").
+  virtual void OnPing(uint64_t /*opaque*/) {}
   // The peer sent GOAWAY. Streams we initiated above last_stream_id get
   // OnStreamReset(kRefusedStream, true) right after; no new ones can start.
   virtual void OnGoAway(uint32_t /*last_stream_id*/, Http2ErrorCode /*code*/,
@@ -347,6 +352,10 @@ class Connection {
   int64_t stream_send_window(uint32_t stream_id) const;
   // The highest peer-initiated stream id accepted (the GOAWAY last stream id).
   uint32_t last_accepted_stream_id() const;
+  // How many times HEADERS (a header block, trailers included) or DATA went
+  // into the output; only grows. A server's ping policy resets its strikes
+  // when this moves (gRPC: pings are fine while we send data or headers).
+  uint64_t headers_or_data_sent() const;
 
  private:
   class Impl;

@@ -95,6 +95,7 @@ class Connection::Impl : public FrameListener {
   int64_t connection_send_window() const { return conn_send_.available(); }
   int64_t stream_send_window(uint32_t stream_id) const;
   uint32_t last_accepted_stream_id() const { return last_accepted_id_; }
+  uint64_t headers_or_data_sent() const { return headers_or_data_sent_; }
   const SliceBuffer& output() const { return output_; }
 
  private:
@@ -288,6 +289,7 @@ class Connection::Impl : public FrameListener {
   uint32_t last_peer_id_ = 0;      // Highest peer id seen (opened or not).
   uint32_t last_accepted_id_ = 0;  // Highest peer id handed to the listener.
   size_t queued_send_bytes_ = 0;
+  uint64_t headers_or_data_sent_ = 0;  // HEADERS/DATA writes, for pings.
   // Recently closed ids, bit 31 set when we reset them (ring).
   static constexpr size_t kClosedMemory = 128;
   std::array<uint32_t, kClosedMemory> closed_ring_{};

@@ -433,7 +433,9 @@ void Connection::Impl::OnPing(uint64_t opaque_data, bool ack) {
     listener_->OnPingAck(opaque_data);
     return;
   }
-  if (!TakeToken(&pings_, "PING flood") || !CountReply()) return;
+  if (!TakeToken(&pings_, "PING flood")) return;
+  listener_->OnPing(opaque_data);
+  if (dead_ || !CountReply()) return;
   WritePing(opaque_data, /*ack=*/true, &output_);
 }
 

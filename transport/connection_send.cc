@@ -199,6 +199,7 @@ void Connection::Impl::WriteHeaderBlock(uint32_t stream_id, const Range& fields,
   // blocks on the wire is the order of encoding (the HPACK context).
   const std::string_view block = encoder_.EncodeBlock(fields);
   WriteHeaders(stream_id, block, end_stream, remote_.max_frame_size, &output_);
+  ++headers_or_data_sent_;
 }
 
 void Connection::Impl::WriteUpdates(uint32_t stream_id,
@@ -356,6 +357,7 @@ Connection::Impl::WriteResult Connection::Impl::WriteFromStream(Stream* s) {
     const bool end = last && s->end_queued && !s->trailers_queued;
     WriteDataFrames(s->id, &s->send_queue, n, remote_.max_frame_size, end,
                     &output_);
+    ++headers_or_data_sent_;
     s->send_window.Consume(n);
     conn_send_.Consume(n);
     queued_send_bytes_ -= n;
@@ -372,6 +374,7 @@ Connection::Impl::WriteResult Connection::Impl::WriteFromStream(Stream* s) {
     LocalEnd(s);
   } else if (s->end_queued && !s->local_closed()) {
     WriteData(s->id, Slice(), /*end_stream=*/true, &output_);
+    ++headers_or_data_sent_;
     LocalEnd(s);
   }
   return WriteResult::kDone;

@@ -601,6 +601,72 @@ TEST_F(ServerTest, Sec6_7_OurPingIsAcked) {
   EXPECT_THAT(events_.lines(), ElementsAre("ping_ack 5"));
 }
 
+// A listener that sees PINGs (the keepalive ping policy's hook) and may
+// answer one with GoAway.
+class PingListener : public RecordingListener {
+ public:
+  void OnPing(uint64_t opaque) override {
+    pings.push_back(opaque);
+    if (go_away_on_ping) {
+      connection->GoAway(Http2ErrorCode::kEnhanceYourCalm, "too_many_pings");
+    }
+  }
+  std::vector<uint64_t> pings;
+  bool go_away_on_ping = false;
+};
+
+TEST(ConnectionPingTest, PingIsReportedThenAcked) {
+  ScriptedPeer peer(Role::kClient);
+  PingListener events;
+  Connection conn(ServerOptions(), &events, 0);
+  events.connection = &conn;
+  peer.Preface().SettingsAck();
+  ASSERT_TRUE(conn.Receive(peer.TakeSlice(), 0));
+  peer.Read(&conn);
+  peer.Ping(9).Ping(3, /*ack=*/true);
+  ASSERT_TRUE(conn.Receive(peer.TakeSlice(), 0));
+  EXPECT_THAT(events.pings, ElementsAre(9u));  // ACKs are not reported.
+  EXPECT_THAT(ToStrings(peer.Read(&conn)), ElementsAre("PING ack 9"));
+}
+
+TEST(ConnectionPingTest, GoAwayFromOnPingSuppressesTheAck) {
+  ScriptedPeer peer(Role::kClient);
+  PingListener events;
+  Connection conn(ServerOptions(), &events, 0);
+  events.connection = &conn;
+  peer.Preface().SettingsAck().Headers(1, GetRequest(), true);
+  ASSERT_TRUE(conn.Receive(peer.TakeSlice(), 0));
+  peer.Read(&conn);
+  events.Clear();
+  events.go_away_on_ping = true;
+  peer.Ping(1);
+  EXPECT_FALSE(conn.Receive(peer.TakeSlice(), 0));
+  std::vector<PeerFrame> frames = peer.Read(&conn);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].ToString(), "GOAWAY 1 ENHANCE_YOUR_CALM");
+  EXPECT_EQ(frames[0].debug, "too_many_pings");
+  EXPECT_TRUE(conn.dead());
+  // The open stream ended with the connection.
+  EXPECT_THAT(events.Matching("closed"), ElementsAre("closed 1"));
+}
+
+TEST_F(ServerTest, HeadersOrDataSentCountsResponseFrames) {
+  Handshake();
+  EXPECT_EQ(conn_->headers_or_data_sent(), 0u);
+  peer_.Headers(1, GetRequest(), true).Ping(4);
+  Feed();
+  Read();
+  EXPECT_EQ(conn_->headers_or_data_sent(), 0u);  // PING ACKs do not count.
+  ASSERT_TRUE(conn_->SubmitHeaders(1, View(Response()), false).ok());
+  EXPECT_EQ(conn_->headers_or_data_sent(), 1u);
+  SliceBuffer body;
+  body.Append(std::string(10, 'x'));
+  ASSERT_TRUE(conn_->SubmitData(1, std::move(body), false).ok());
+  EXPECT_EQ(conn_->headers_or_data_sent(), 2u);
+  ASSERT_TRUE(conn_->SubmitTrailers(1, View({{"grpc-status", "0"}})).ok());
+  EXPECT_EQ(conn_->headers_or_data_sent(), 3u);
+}
+
 // ---- OnStreamWritable and stream_queued_bytes ----
 
 TEST_F(ServerTest, DataSubmittedInsideACallbackGetsWritable) {
