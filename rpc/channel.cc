@@ -1,68 +1,27 @@
 #include "rpc/channel.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <sys/socket.h>
-
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "rpc/wire/content_type.h"
-#include "transport/tcp.h"
-#include "transport/tls_endpoint.h"
 
 namespace rpc {
 
 namespace {
 
-std::string StripScheme(std::string target) {
-  for (const char* prefix : {"dns:///", "dns:", "ipv4:", "ipv6:"}) {
-    if (absl::StartsWith(target, prefix)) return target.substr(strlen(prefix));
-  }
-  return target;
-}
-
-// Numeric hosts and "localhost" directly; other names through getaddrinfo
-// (blocking: names are resolved on the channel's loop when connecting).
-absl::StatusOr<transport::SocketAddress> Resolve(const std::string& authority) {
-  absl::StatusOr<transport::SocketAddress> addr =
-      transport::SocketAddress::ParseHostPort(authority);
-  if (addr.ok()) return addr;
-  const size_t colon = authority.rfind(':');
-  uint32_t port = 0;
-  if (colon == std::string::npos ||
-      !absl::SimpleAtoi(authority.substr(colon + 1), &port) || port > 65535) {
-    return absl::InvalidArgumentError("bad target \"" + authority +
-                                      "\": want host:port");
-  }
-  const std::string host = authority.substr(0, colon);
-  addrinfo hints;
-  memset(&hints, 0, sizeof(hints));
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &result) != 0 ||
-      result == nullptr) {
-    return absl::UnavailableError("cannot resolve " + host);
-  }
-  char buf[INET6_ADDRSTRLEN] = {};
-  const addrinfo* ai = result;
-  const void* src =
-      ai->ai_family == AF_INET
-          ? static_cast<const void*>(
-                &reinterpret_cast<const sockaddr_in*>(ai->ai_addr)->sin_addr)
-          : static_cast<const void*>(
-                &reinterpret_cast<const sockaddr_in6*>(ai->ai_addr)->sin6_addr);
-  inet_ntop(ai->ai_family, src, buf, sizeof(buf));
-  freeaddrinfo(result);
-  return transport::SocketAddress::Parse(buf, static_cast<uint16_t>(port));
-}
-
 size_t Limit(int v) { return v < 0 ? SIZE_MAX : static_cast<size_t>(v); }
+
+internal::BackoffOptions BackoffFrom(const ChannelArguments& args) {
+  internal::BackoffOptions b;
+  b.initial_backoff = args.initial_backoff;
+  b.multiplier = args.backoff_multiplier;
+  b.jitter = args.backoff_jitter;
+  b.max_backoff = args.max_backoff;
+  b.min_connect_timeout = args.min_connect_timeout;
+  return b;
+}
 
 }  // namespace
 
@@ -70,19 +29,46 @@ Channel::Channel(std::string target, std::shared_ptr<ChannelCredentials> creds,
                  const ChannelArguments& args,
                  std::unique_ptr<transport::EventLoopThread> loop_thread)
     : target_(std::move(target)),
-      authority_(StripScheme(target_)),
       creds_(creds != nullptr ? std::move(creds)
                               : InsecureChannelCredentials()),
       args_(args),
       user_agent_(BuildUserAgent(args.user_agent_prefix)),
+      round_robin_(args.load_balancing_policy_name == "round_robin"),
       loop_thread_(std::move(loop_thread)),
       loop_(loop_thread_->loop()),
-      backoff_(args.initial_backoff),
+      resolve_backoff_(std::make_unique<internal::Backoff>(BackoffFrom(args))),
+      keepalive_time_(args.keepalive_time),
       self_(std::make_shared<Channel*>(this)) {
   call_options_.max_receive_message_size = Limit(args.max_receive_message_size);
   call_options_.max_send_message_size = Limit(args.max_send_message_size);
   call_options_.encoding = args.compression_algorithm;
   call_options_.compression_threshold = args.compression_threshold;
+  absl::StatusOr<internal::Target> parsed = internal::ParseTarget(target_);
+  if (parsed.ok()) {
+    parsed_ = std::move(*parsed);
+  } else {
+    target_status_ = parsed.status();
+    parsed_.authority = target_;
+  }
+  if (target_status_.ok() && !creds_->status().ok()) {
+    target_status_ = creds_->status();
+  }
+  if (target_status_.ok() && args.load_balancing_policy_name != "pick_first" &&
+      !round_robin_) {
+    target_status_ = absl::InvalidArgumentError(
+        absl::StrCat("unknown load balancing policy \"",
+                     args.load_balancing_policy_name, "\""));
+  }
+  subchannel_options_.backoff = BackoffFrom(args);
+  subchannel_options_.tls = creds_->tls_context();
+  subchannel_options_.tls_name = args.ssl_target_name_override.empty()
+                                     ? parsed_.host
+                                     : args.ssl_target_name_override;
+  if (!target_status_.ok()) {
+    last_error_ = target_status_;
+    absl::MutexLock lock(&state_mu_);
+    state_ = ConnectivityState::kTransientFailure;
+  }
 }
 
 Channel::~Channel() {
@@ -90,17 +76,68 @@ Channel::~Channel() {
   loop_->Post([this, &done] {
     closing_ = true;
     *self_ = nullptr;
-    auto waiting = std::move(waiting_);
-    for (auto& call : waiting) {
+    if (resolve_timer_ != transport::EventLoop::kInvalidTimer) {
+      loop_->Cancel(resolve_timer_);
+    }
+    dns_.reset();
+    auto queue = std::move(queue_);
+    for (auto& call : queue) {
       call->LoopFail(Status(StatusCode::UNAVAILABLE, "channel closed"));
     }
-    transports_.clear();  // Fails their calls.
-    current_ = nullptr;
+    selected_ = nullptr;
+    subchannels_.clear();  // Fails their calls.
+    retired_.clear();
+    LoopSetState(ConnectivityState::kShutdown);
     done.Notify();
   });
   done.WaitForNotification();
   loop_thread_.reset();
 }
+
+// ---- Connectivity ----
+
+ConnectivityState Channel::GetState(bool try_to_connect) {
+  ConnectivityState state;
+  {
+    absl::MutexLock lock(&state_mu_);
+    state = state_;
+  }
+  if (try_to_connect && state == ConnectivityState::kIdle) {
+    loop_->Post([self = self_] {
+      if (*self != nullptr) (*self)->LoopExitIdle();
+    });
+  }
+  return state;
+}
+
+bool Channel::WaitForStateChange(ConnectivityState last_observed,
+                                 absl::Time deadline) {
+  absl::MutexLock lock(&state_mu_);
+  while (state_ == last_observed) {
+    if (state_cv_.WaitWithDeadline(&state_mu_, deadline)) {
+      return state_ != last_observed;
+    }
+  }
+  return true;
+}
+
+bool Channel::WaitForConnected(absl::Time deadline) {
+  for (;;) {
+    const ConnectivityState state = GetState(/*try_to_connect=*/true);
+    if (state == ConnectivityState::kReady) return true;
+    if (state == ConnectivityState::kShutdown) return false;
+    if (!WaitForStateChange(state, deadline)) return false;
+  }
+}
+
+void Channel::LoopSetState(ConnectivityState state) {
+  absl::MutexLock lock(&state_mu_);
+  if (state_ == state) return;
+  state_ = state;
+  state_cv_.SignalAll();
+}
+
+// ---- Calls ----
 
 std::shared_ptr<internal::ClientCall> Channel::CreateCall(
     const std::string& path, absl::Time deadline, const Metadata& metadata,
@@ -115,109 +152,326 @@ std::shared_ptr<internal::ClientCall> Channel::CreateCall(
                                                 metadata, call_options_);
 }
 
-void Channel::LoopStartCall(std::shared_ptr<internal::ClientCall> call) {
-  if (closing_) {
-    call->LoopFail(Status(StatusCode::UNAVAILABLE, "channel closed"));
-    return;
-  }
-  if (current_ != nullptr && current_->accepting()) {
-    call->LoopStart(current_);
-    return;
-  }
-  if (!connecting_ && absl::Now() < next_attempt_) {
-    call->LoopFail(Status(
-        StatusCode::UNAVAILABLE,
-        "failed to connect to " + authority_ + " (waiting to reconnect)"));
-    return;
-  }
-  waiting_.push_back(std::move(call));
-  if (!connecting_) LoopConnect();
+Status Channel::LoopUnavailable() const {
+  if (closing_) return Status(StatusCode::UNAVAILABLE, "channel closed");
+  return Status(StatusCode::UNAVAILABLE, std::string(last_error_.message()));
 }
 
-void Channel::LoopConnect() {
-  connecting_ = true;
-  if (!creds_->status().ok()) {
-    LoopOnConnected(creds_->status());
+void Channel::LoopStartCall(std::shared_ptr<internal::ClientCall> call) {
+  if (call->loop_done()) return;
+  if (closing_) {
+    call->LoopFail(LoopUnavailable());
     return;
   }
-  absl::StatusOr<transport::SocketAddress> addr = Resolve(authority_);
-  if (!addr.ok()) {
-    LoopOnConnected(addr.status());
+  if (!target_status_.ok()) {
+    call->LoopFail(LoopUnavailable());
     return;
   }
-  if (creds_->tls_context() != nullptr) {
-    std::string name = args_.ssl_target_name_override;
-    if (name.empty()) name = authority_.substr(0, authority_.rfind(':'));
-    if (name.size() > 2 && name.front() == '[') {
-      name = name.substr(1, name.size() - 2);
+  if (idle_) LoopExitIdle();
+  if (internal::ClientTransport* t = LoopPick()) {
+    call->LoopStart(t);
+    return;
+  }
+  // A bad target fails every call; TRANSIENT_FAILURE the fail-fast ones.
+  if (!target_status_.ok() || (transient_failure_ && !call->wait_for_ready())) {
+    call->LoopFail(LoopUnavailable());
+    return;
+  }
+  // Calls whose deadline passed while queued are dropped now and then.
+  if (queue_.size() >= 64 && queue_.size() % 64 == 0) {
+    queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                                [](const auto& c) { return c->loop_done(); }),
+                 queue_.end());
+  }
+  queue_.push_back(std::move(call));
+}
+
+void Channel::LoopDrainQueue() {
+  if (queue_.empty() || closing_) return;
+  if (idle_) {
+    LoopExitIdle();  // Drains the queue again.
+    return;
+  }
+  auto queue = std::move(queue_);
+  queue_.clear();
+  for (auto& call : queue) {
+    if (call->loop_done()) continue;
+    if (internal::ClientTransport* t = LoopPick()) {
+      call->LoopStart(t);
+    } else if (!target_status_.ok() ||
+               (transient_failure_ && !call->wait_for_ready())) {
+      call->LoopFail(LoopUnavailable());
+    } else {
+      queue_.push_back(std::move(call));
     }
-    transport::TlsConnect(
-        loop_, *addr, creds_->tls_context(), name, args_.connect_timeout,
-        [self = self_](
-            absl::StatusOr<std::unique_ptr<transport::TlsEndpoint>> endpoint) {
-          if (*self == nullptr) return;
-          if (!endpoint.ok()) {
-            (*self)->LoopOnConnected(endpoint.status());
-          } else {
-            (*self)->LoopOnConnected(
-                std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
-          }
-        });
+  }
+}
+
+// ---- Resolution ----
+
+void Channel::LoopExitIdle() {
+  if (closing_ || !idle_ || !target_status_.ok()) return;
+  idle_ = false;
+  if (!resolved_once_) {
+    LoopResolve(/*now=*/true);
+  } else if (round_robin_) {
+    for (auto& sc : subchannels_) sc->Connect();
+  } else {
+    LoopPickFirstFrom(0);
+  }
+  LoopUpdateState();
+}
+
+void Channel::LoopResolve(bool now) {
+  if (closing_ || resolving_) return;
+  if (parsed_.scheme != internal::Target::Scheme::kDns) {
+    // ipv4:, ipv6:, unix: fixed addresses, which do not change.
+    if (resolved_once_) return;
+    LoopOnResolved(parsed_.addresses);
     return;
   }
-  transport::TcpConnect(
-      loop_, *addr, args_.connect_timeout,
+  if (!now) {
+    const absl::Time earliest =
+        last_resolution_ + args_.dns_min_time_between_resolutions;
+    if (absl::Now() < earliest) {
+      if (resolve_timer_ == transport::EventLoop::kInvalidTimer) {
+        resolve_timer_ =
+            loop_->RunAfter(earliest - absl::Now(), [self = self_] {
+              if (*self == nullptr) return;
+              (*self)->resolve_timer_ = transport::EventLoop::kInvalidTimer;
+              (*self)->LoopResolve(/*now=*/true);
+            });
+      }
+      return;
+    }
+  }
+  if (resolve_timer_ != transport::EventLoop::kInvalidTimer) {
+    loop_->Cancel(resolve_timer_);
+    resolve_timer_ = transport::EventLoop::kInvalidTimer;
+  }
+  if (dns_ == nullptr) {
+    transport::DnsResolverOptions options;
+    options.server = parsed_.dns_server;
+    absl::StatusOr<std::unique_ptr<transport::DnsResolver>> dns =
+        transport::DnsResolver::Create(loop_, options);
+    if (!dns.ok()) {
+      if (absl::IsInvalidArgument(dns.status())) {
+        // A bad dns://AUTHORITY/: the target is wrong, retrying is useless.
+        target_status_ = absl::InvalidArgumentError(absl::StrCat(
+            "bad target \"", target_, "\": ", dns.status().message()));
+        last_error_ = target_status_;
+        LoopUpdateState();
+        return;
+      }
+      LoopOnResolved(dns.status());
+      return;
+    }
+    dns_ = std::move(*dns);
+  }
+  resolving_ = true;
+  last_resolution_ = absl::Now();
+  dns_->Resolve(
+      parsed_.host, parsed_.port,
       [self = self_](
-          absl::StatusOr<std::unique_ptr<transport::TcpEndpoint>> endpoint) {
-        if (*self == nullptr) return;
-        if (!endpoint.ok()) {
-          (*self)->LoopOnConnected(endpoint.status());
-        } else {
-          (*self)->LoopOnConnected(
-              std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
-        }
+          absl::StatusOr<std::vector<transport::SocketAddress>> addresses) {
+        if (*self != nullptr) (*self)->LoopOnResolved(std::move(addresses));
       });
 }
 
-void Channel::LoopOnConnected(
-    absl::StatusOr<std::unique_ptr<transport::Endpoint>> endpoint) {
-  connecting_ = false;
-  auto waiting = std::move(waiting_);
-  waiting_.clear();
-  if (!endpoint.ok()) {
-    next_attempt_ = absl::Now() + backoff_;
-    backoff_ = std::min(backoff_ * 1.6, args_.max_backoff);
-    const Status status(StatusCode::UNAVAILABLE,
-                        "failed to connect to " + authority_ + ": " +
-                            std::string(endpoint.status().message()));
-    for (auto& call : waiting) call->LoopFail(status);
+void Channel::LoopOnResolved(
+    absl::StatusOr<std::vector<transport::SocketAddress>> addresses) {
+  resolving_ = false;
+  if (closing_) return;
+  if (addresses.ok() && addresses->empty()) {
+    addresses = absl::UnavailableError(absl::StrCat(
+        "DNS resolution failed for ", parsed_.host, ": no addresses"));
+  }
+  if (!addresses.ok()) {
+    last_error_ = addresses.status();
+    if (subchannels_.empty()) transient_failure_ = true;
+    const absl::Duration delay = resolve_backoff_->NextAttemptDelay();
+    if (parsed_.scheme == internal::Target::Scheme::kDns &&
+        resolve_timer_ == transport::EventLoop::kInvalidTimer) {
+      resolve_timer_ = loop_->RunAfter(delay, [self = self_] {
+        if (*self == nullptr) return;
+        (*self)->resolve_timer_ = transport::EventLoop::kInvalidTimer;
+        (*self)->LoopResolve(/*now=*/true);
+      });
+    }
+    LoopUpdateState();
     return;
   }
-  backoff_ = args_.initial_backoff;
-  next_attempt_ = absl::InfinitePast();
+  resolve_backoff_->Reset();
+  resolved_once_ = true;
+  // One subchannel per address, in the new order; existing ones are kept.
+  std::vector<std::unique_ptr<internal::Subchannel>> next;
+  for (const transport::SocketAddress& address : *addresses) {
+    auto it = std::find_if(subchannels_.begin(), subchannels_.end(),
+                           [&](const auto& sc) {
+                             return sc != nullptr && sc->address() == address;
+                           });
+    if (it != subchannels_.end()) {
+      next.push_back(std::move(*it));
+    } else {
+      internal::Subchannel::Owner* owner = this;
+      next.push_back(std::make_unique<internal::Subchannel>(
+          owner, loop_, address, subchannel_options_));
+    }
+  }
+  for (auto& old : subchannels_) {
+    if (old == nullptr) continue;
+    if (selected_ == old.get()) selected_ = nullptr;
+    if (old->open_transports() > 0) retired_.push_back(std::move(old));
+  }
+  subchannels_ = std::move(next);
+  if (!idle_) {
+    if (round_robin_) {
+      for (auto& sc : subchannels_) sc->Connect();
+    } else if (selected_ == nullptr) {
+      LoopPickFirstFrom(0);
+    }
+  }
+  LoopUpdateState();
+}
+
+// ---- Load balancing ----
+
+internal::ClientTransport* Channel::LoopPick() {
+  if (round_robin_) {
+    const size_t n = subchannels_.size();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (round_robin_next_ + k) % n;
+      internal::ClientTransport* t = subchannels_[i]->transport();
+      if (t != nullptr && t->accepting()) {
+        round_robin_next_ = i + 1;
+        return t;
+      }
+    }
+    return nullptr;
+  }
+  if (selected_ == nullptr) return nullptr;
+  internal::ClientTransport* t = selected_->transport();
+  return t != nullptr && t->accepting() ? t : nullptr;
+}
+
+void Channel::LoopPickFirstFrom(size_t i) {
+  pick_first_trying_ = true;
+  for (; i < subchannels_.size(); ++i) {
+    internal::Subchannel* sc = subchannels_[i].get();
+    switch (sc->state()) {
+      case ConnectivityState::kReady:
+        selected_ = sc;
+        pick_first_trying_ = false;
+        return;
+      case ConnectivityState::kIdle:
+        pick_first_index_ = i;
+        sc->Connect();
+        return;
+      case ConnectivityState::kConnecting:
+        pick_first_index_ = i;
+        return;
+      default:
+        break;  // In backoff after a failure: the next one.
+    }
+  }
+  // Every address failed: TRANSIENT_FAILURE until one connects; each is
+  // tried again when its backoff delay passed.
+  pick_first_trying_ = false;
+  transient_failure_ = true;
+  LoopResolve(/*now=*/false);
+  for (auto& sc : subchannels_) sc->Connect();
+}
+
+void Channel::OnSubchannelStateChange(internal::Subchannel* sc) {
+  if (closing_) return;
+  if (std::none_of(subchannels_.begin(), subchannels_.end(),
+                   [sc](const auto& s) { return s.get() == sc; })) {
+    return;  // Retired.
+  }
+  const ConnectivityState state = sc->state();
+  if (state == ConnectivityState::kTransientFailure) {
+    last_error_ = absl::UnavailableError(
+        absl::StrCat("failed to connect to all addresses; last error: ",
+                     sc->last_error().message()));
+  }
+  const bool lost = state == ConnectivityState::kIdle &&
+                    sc->previous_state() == ConnectivityState::kReady;
+  if (lost) LoopResolve(/*now=*/false);
+  if (round_robin_) {
+    if (state == ConnectivityState::kIdle && !idle_) sc->Connect();
+  } else if (sc == selected_) {
+    if (state != ConnectivityState::kReady) {
+      // The connection was lost: IDLE until the next call.
+      selected_ = nullptr;
+      idle_ = true;
+      transient_failure_ = false;
+    }
+  } else if (selected_ == nullptr && !idle_) {
+    if (state == ConnectivityState::kReady) {
+      selected_ = sc;
+      pick_first_trying_ = false;
+    } else if (pick_first_trying_) {
+      if (state == ConnectivityState::kTransientFailure &&
+          pick_first_index_ < subchannels_.size() &&
+          subchannels_[pick_first_index_].get() == sc) {
+        LoopPickFirstFrom(pick_first_index_ + 1);
+      }
+    } else if (state == ConnectivityState::kIdle) {
+      sc->Connect();  // Retrying every address after a failed pass.
+    }
+  }
+  LoopUpdateState();
+}
+
+void Channel::LoopUpdateState() {
+  if (closing_) return;
+  ConnectivityState state;
+  bool ready = false;
+  if (round_robin_) {
+    ready = std::any_of(subchannels_.begin(), subchannels_.end(),
+                        [](const auto& sc) {
+                          return sc->state() == ConnectivityState::kReady;
+                        });
+    if (!ready && !subchannels_.empty() &&
+        std::all_of(subchannels_.begin(), subchannels_.end(),
+                    [](const auto& sc) { return sc->failed_since_ready(); })) {
+      transient_failure_ = true;
+    }
+  } else {
+    ready =
+        selected_ != nullptr && selected_->state() == ConnectivityState::kReady;
+  }
+  if (!target_status_.ok()) {
+    state = ConnectivityState::kTransientFailure;
+  } else if (ready) {
+    transient_failure_ = false;
+    state = ConnectivityState::kReady;
+  } else if (idle_) {
+    state = ConnectivityState::kIdle;
+  } else if (transient_failure_) {
+    state = ConnectivityState::kTransientFailure;
+  } else {
+    state = ConnectivityState::kConnecting;
+  }
+  LoopSetState(state);
+  LoopDrainQueue();
+}
+
+// ---- Subchannel::Owner ----
+
+internal::ClientTransportOptions Channel::SubchannelTransportOptions() {
   internal::ClientTransportOptions options;
   options.connection.role = transport::Role::kClient;
-  options.keepalive_time = args_.keepalive_time;
+  options.keepalive_time = keepalive_time_;
   options.keepalive_timeout = args_.keepalive_timeout;
   options.keepalive_permit_without_calls = args_.keepalive_permit_without_calls;
-  internal::ClientTransport::Host* host = this;
-  auto t = std::make_unique<internal::ClientTransport>(
-      host, std::move(*endpoint), options);
-  current_ = t.get();
-  transports_[current_] = std::move(t);
-  current_->Start();
-  for (auto& call : waiting) call->LoopStart(current_);
+  return options;
 }
 
-void Channel::OnTransportDraining(internal::ClientTransport* transport) {
-  if (current_ == transport) current_ = nullptr;
-}
-
-void Channel::OnTransportClosed(internal::ClientTransport* transport) {
-  if (current_ == transport) current_ = nullptr;
-  loop_->Post([self = self_, transport] {
-    if (*self != nullptr) (*self)->transports_.erase(transport);
-  });
+void Channel::OnSubchannelTooManyPings() {
+  // As gRPC: the server wants fewer pings; later connections ping half as
+  // often.
+  if (keepalive_time_ != absl::InfiniteDuration()) keepalive_time_ *= 2;
 }
 
 std::shared_ptr<Channel> CreateChannel(

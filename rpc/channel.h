@@ -1,43 +1,91 @@
-// rpc::Channel: a virtual connection to one server ("host:port"), in grpc++'s
-// shape. Create with CreateChannel; give it to generated stubs.
+// rpc::Channel: a virtual connection to a service, in grpc++'s shape. Create
+// with CreateChannel; give it to generated stubs.
 //
 //   std::shared_ptr<rpc::Channel> channel =
-//       rpc::CreateChannel("localhost:50051",
+//       rpc::CreateChannel("dns:///svc.example.com:50051",
 //       rpc::InsecureChannelCredentials());
 //   auto stub = helloworld::Greeter::NewStub(channel);
 //
-// Connection management: nothing happens until the first call (lazy
-// connect). All calls share one HTTP/2 connection (multiplexed streams) while
-// it lasts; calls made while it is being established wait for it. When a
-// connection attempt fails, the calls waiting for it fail with UNAVAILABLE and
-// new calls fail at once until a backoff delay passed (initial_backoff,
-// times 1.6 per failed attempt, up to max_backoff); the next call after that
-// connects again. A GOAWAY from the server retires the connection (its calls
-// finish) and the next call opens a new one.
+// Targets (gRPC's naming.md; internal/target.h):
+//   dns:///host:port            A and AAAA records, asked of the system's
+//                               DNS configuration (/etc/hosts first)
+//   dns://AUTHORITY/host:port   ... asked of the DNS server AUTHORITY
+//   host:port                   the same as dns:///host:port
+//   ipv4:addr:port,addr:port    fixed IPv4 addresses
+//   ipv6:[addr]:port,...        fixed IPv6 addresses
+//   unix:path, unix:///abs/path a unix-domain socket
+// The port defaults to 443. Calls carry the target's host[:port] as written
+// as :authority (the first address for ipv4:/ipv6: lists, "localhost" for
+// unix:); TLS verifies the target's host name (or ssl_target_name_override),
+// never a resolved IP.
 //
-// Threading: the channel runs one loop thread that owns its connections.
-// Calls may be made from any number of threads at once. The channel must
-// outlive its calls (stubs and contexts keep it alive).
+// Resolution: asynchronous (c-ares on the channel's loop). The name is
+// resolved again when a connection drops, at most once per
+// dns_min_time_between_resolutions (30 s). A failed resolution puts the
+// channel in TRANSIENT_FAILURE with the DNS error (fail-fast calls fail with
+// UNAVAILABLE and that message) and is retried with backoff.
+//
+// Load balancing, one subchannel (connection) per resolved address:
+//   pick_first (default)  tries the addresses in order and sticks to the
+//                         first that connects; when it is lost the channel
+//                         goes IDLE, re-resolves, and the next call connects
+//                         again from the first address.
+//   round_robin           connects to every address and spreads the calls
+//                         over the READY ones, one after the other.
+// Choose with ChannelArguments::SetLoadBalancingPolicyName("round_robin").
+//
+// States (rpc/connectivity_state.h; connectivity-semantics-and-api.md):
+// IDLE until the first call or GetState(true) (lazy connect), CONNECTING,
+// READY, TRANSIENT_FAILURE (every address failed; stays so until one
+// connects), SHUTDOWN. GetState, WaitForStateChange and WaitForConnected
+// watch them from any thread.
+//
+// Reconnect backoff per subchannel (connection-backoff.md): attempts start
+// initial_backoff (1 s) apart, times backoff_multiplier (1.6) per failure
+// with jitter (0.2), at most max_backoff (120 s); an attempt may take
+// max(min_connect_timeout (20 s), its backoff).
+//
+// Calls (wait-for-ready.md): fail-fast calls (the default) fail at once with
+// UNAVAILABLE while the channel is in TRANSIENT_FAILURE, and wait while it is
+// CONNECTING. Wait-for-ready calls (ClientContext::set_wait_for_ready(true))
+// wait in every state until a connection is READY or their deadline passes
+// (DEADLINE_EXCEEDED). All calls on one subchannel share its HTTP/2
+// connection; a GOAWAY retires a connection (its calls finish) and new calls
+// go elsewhere.
+//
+// Keepalive (ChannelArguments::keepalive_*) applies to every connection; a
+// GOAWAY "too_many_pings" doubles the channel's keepalive time for later
+// connections.
+//
+// Threading: the channel runs one loop thread that owns its subchannels and
+// connections. Calls may be made from any number of threads at once. The
+// channel must outlive its calls (stubs and contexts keep it alive).
 
 #ifndef RPC_CHANNEL_H_
 #define RPC_CHANNEL_H_
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "rpc/compression/codec.h"
 #include "rpc/compression/encoding.h"
+#include "rpc/connectivity_state.h"
 #include "rpc/credentials.h"
+#include "rpc/internal/backoff.h"
 #include "rpc/internal/client_call.h"
 #include "rpc/internal/client_transport.h"
+#include "rpc/internal/subchannel.h"
+#include "rpc/internal/target.h"
+#include "transport/dns_resolver.h"
 #include "transport/event_loop.h"
 #include "transport/socket.h"
-#include "transport/tcp.h"
 
 namespace rpc {
 
@@ -48,9 +96,18 @@ struct ChannelArguments {
   int max_send_message_size = -1;
   // Prepended to the user-agent.
   std::string user_agent_prefix;
-  absl::Duration connect_timeout = absl::Seconds(20);
-  absl::Duration initial_backoff = absl::Milliseconds(200);
-  absl::Duration max_backoff = absl::Seconds(30);
+  // Reconnect backoff (gRPC's connection-backoff.md, GRPC_ARG_*_BACKOFF_MS,
+  // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS): see the file comment.
+  absl::Duration min_connect_timeout = absl::Seconds(20);
+  absl::Duration initial_backoff = absl::Seconds(1);
+  double backoff_multiplier = 1.6;
+  double backoff_jitter = 0.2;
+  absl::Duration max_backoff = absl::Seconds(120);
+  // DNS: the shortest time between two resolutions of the name
+  // (GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS).
+  absl::Duration dns_min_time_between_resolutions = absl::Seconds(30);
+  // "pick_first" (default) or "round_robin" (GRPC_ARG_LB_POLICY_NAME).
+  std::string load_balancing_policy_name = "pick_first";
   // TLS: verify the server as this name instead of the target's host
   // (grpc's GRPC_SSL_TARGET_NAME_OVERRIDE_ARG).
   std::string ssl_target_name_override;
@@ -78,21 +135,44 @@ struct ChannelArguments {
   void SetSslTargetNameOverride(const std::string& name) {
     ssl_target_name_override = name;
   }
+  void SetLoadBalancingPolicyName(const std::string& name) {
+    load_balancing_policy_name = name;
+  }
 };
 
-class Channel final : private internal::ClientTransport::Host {
+class Channel final : private internal::Subchannel::Owner {
  public:
   // Use CreateChannel.
   Channel(std::string target, std::shared_ptr<ChannelCredentials> creds,
           const ChannelArguments& args,
           std::unique_ptr<transport::EventLoopThread> loop_thread);
-  // Fails the calls in flight (UNAVAILABLE), closes the connections and stops
-  // the loop thread.
+  // Fails the calls in flight and the queued ones (UNAVAILABLE), closes the
+  // connections and stops the loop thread.
   ~Channel() override;
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
   const std::string& target() const { return target_; }
+
+  // ---- Connectivity (any thread) ----
+  // The current state; with `try_to_connect`, an IDLE channel starts
+  // connecting (the state returned is still IDLE).
+  ConnectivityState GetState(bool try_to_connect);
+  // Blocks until the state differs from `last_observed` (true) or `deadline`
+  // passed (false).
+  bool WaitForStateChange(ConnectivityState last_observed, absl::Time deadline);
+  template <typename Clock, typename Duration>
+  bool WaitForStateChange(ConnectivityState last_observed,
+                          const std::chrono::time_point<Clock, Duration>& t) {
+    return WaitForStateChange(last_observed,
+                              absl::Now() + absl::FromChrono(t - Clock::now()));
+  }
+  // Connects if needed and blocks until READY (true) or `deadline` (false).
+  bool WaitForConnected(absl::Time deadline);
+  template <typename Clock, typename Duration>
+  bool WaitForConnected(const std::chrono::time_point<Clock, Duration>& t) {
+    return WaitForConnected(absl::Now() + absl::FromChrono(t - Clock::now()));
+  }
 
   // For stubs and call objects: a call of `path` ("/pkg.Service/Method"), not
   // yet started.
@@ -102,48 +182,85 @@ class Channel final : private internal::ClientTransport::Host {
       std::optional<compression::Encoding> encoding = std::nullopt);
 
   // ---- Loop thread, for ClientCall ----
-  // Starts the call on the connection (connecting first if needed).
+  // Starts the call on a READY connection the policy picks, or queues it
+  // (connecting first if needed), or fails it (fail-fast in
+  // TRANSIENT_FAILURE).
   void LoopStartCall(std::shared_ptr<internal::ClientCall> call);
-  const std::string& authority() const { return authority_; }
+  const std::string& authority() const { return parsed_.authority; }
   const std::string& user_agent() const { return user_agent_; }
   // "https" with TLS credentials, else "http".
   const char* scheme() const { return creds_->secure() ? "https" : "http"; }
 
  private:
-  void LoopConnect();
-  void LoopOnConnected(
-      absl::StatusOr<std::unique_ptr<transport::Endpoint>> endpoint);
-  // ---- ClientTransport::Host ----
-  void OnTransportDraining(internal::ClientTransport* transport) override;
-  void OnTransportClosed(internal::ClientTransport* transport) override;
+  // Starts resolving/connecting when IDLE.
+  void LoopExitIdle();
+  // Resolves the target (rate-limited by dns_min_time_between_resolutions
+  // unless `now`).
+  void LoopResolve(bool now);
+  void LoopOnResolved(
+      absl::StatusOr<std::vector<transport::SocketAddress>> addresses);
+  // Load balancing: the connection for a call, or nullptr.
+  internal::ClientTransport* LoopPick();
+  // pick_first: connects subchannels_[i] (or the next one that is not
+  // failing).
+  void LoopPickFirstFrom(size_t i);
+  // Recomputes the channel's state from the subchannels', then starts or
+  // fails the queued calls.
+  void LoopUpdateState();
+  void LoopSetState(ConnectivityState state);
+  void LoopDrainQueue();
+  Status LoopUnavailable() const;
+  // ---- Subchannel::Owner ----
+  void OnSubchannelStateChange(internal::Subchannel* subchannel) override;
+  internal::ClientTransportOptions SubchannelTransportOptions() override;
+  void OnSubchannelTooManyPings() override;
 
   const std::string target_;
-  std::string authority_;  // host:port
   const std::shared_ptr<ChannelCredentials> creds_;
   const ChannelArguments args_;
   const std::string user_agent_;
+  const bool round_robin_;
+  internal::Target parsed_;
+  absl::Status target_status_;
   internal::ClientCallOptions call_options_;
+  internal::Subchannel::Options subchannel_options_;
   std::unique_ptr<transport::EventLoopThread> loop_thread_;
   transport::EventLoop* const loop_;
 
+  // Published state.
+  mutable absl::Mutex state_mu_;
+  absl::CondVar state_cv_;
+  ConnectivityState state_ ABSL_GUARDED_BY(state_mu_) =
+      ConnectivityState::kIdle;
+
   // Loop only.
-  internal::ClientTransport* current_ = nullptr;
-  bool connecting_ = false;
   bool closing_ = false;
-  absl::Time next_attempt_ = absl::InfinitePast();
-  absl::Duration backoff_;
-  std::vector<std::shared_ptr<internal::ClientCall>> waiting_;
-  absl::flat_hash_map<internal::ClientTransport*,
-                      std::unique_ptr<internal::ClientTransport>>
-      transports_;
-  // Keeps the connect attempt's callback from touching a destroyed channel.
+  bool idle_ = true;                // Nothing wanted until a call comes.
+  bool transient_failure_ = false;  // Sticky until a subchannel is READY.
+  absl::Status last_error_;
+  std::unique_ptr<transport::DnsResolver> dns_;
+  bool resolving_ = false;
+  bool resolved_once_ = false;
+  absl::Time last_resolution_ = absl::InfinitePast();
+  transport::EventLoop::TimerId resolve_timer_ =
+      transport::EventLoop::kInvalidTimer;
+  std::unique_ptr<internal::Backoff> resolve_backoff_;
+  std::vector<std::unique_ptr<internal::Subchannel>> subchannels_;
+  // Subchannels whose address went away, kept until their connections close.
+  std::vector<std::unique_ptr<internal::Subchannel>> retired_;
+  internal::Subchannel* selected_ = nullptr;  // pick_first's.
+  size_t pick_first_index_ = 0;
+  bool pick_first_trying_ = false;
+  size_t round_robin_next_ = 0;
+  absl::Duration keepalive_time_;
+  std::vector<std::shared_ptr<internal::ClientCall>> queue_;
+  // Keeps loop callbacks from touching a destroyed channel.
   std::shared_ptr<Channel*> self_;
 };
 
-// A channel to `target`: "host:port", "dns:///host:port", "ipv4:host:port"
-// (host: a numeric address, "localhost", or a name resolved with
-// getaddrinfo when connecting), plain or TLS as `creds` say. nullptr when
-// the loop thread cannot start.
+// A channel to `target` (see the file comment), plain or TLS as `creds` say.
+// A bad target gives a channel whose calls fail with UNAVAILABLE naming the
+// problem. nullptr when the loop thread cannot start.
 std::shared_ptr<Channel> CreateChannel(
     const std::string& target,
     const std::shared_ptr<ChannelCredentials>& creds);

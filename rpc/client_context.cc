@@ -48,9 +48,15 @@ std::string ClientContext::peer() const {
   return call_ != nullptr ? call_->peer() : std::string();
 }
 
+std::shared_ptr<const AuthContext> ClientContext::auth_context() const {
+  absl::MutexLock lock(&mu_);
+  return call_ != nullptr ? call_->auth_context() : nullptr;
+}
+
 void ClientContext::set_call(std::shared_ptr<internal::ClientCall> call,
                              std::shared_ptr<Channel> channel) {
   bool cancel;
+  call->set_wait_for_ready(wait_for_ready_);
   {
     absl::MutexLock lock(&mu_);
     call_ = call;

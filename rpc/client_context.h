@@ -23,6 +23,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "rpc/auth_context.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/wire/metadata.h"
 #include "rpc/wire/status.h"
@@ -74,6 +75,15 @@ class ClientContext {
     return grpc_encoding_header_for_test_;
   }
 
+  // Wait-for-ready (grpc++'s name; gRPC's wait-for-ready.md): when true the
+  // call waits until the channel has a READY connection (or the deadline
+  // passes: DEADLINE_EXCEEDED) instead of failing with UNAVAILABLE while the
+  // channel is in TRANSIENT_FAILURE. Default false (fail-fast).
+  void set_wait_for_ready(bool wait_for_ready) {
+    wait_for_ready_ = wait_for_ready;
+  }
+  bool wait_for_ready() const { return wait_for_ready_; }
+
   // Cancels the call (any thread): RST_STREAM CANCEL to the server and
   // CANCELLED for the caller.
   void TryCancel();
@@ -86,6 +96,9 @@ class ClientContext {
 
   // "ipv4:127.0.0.1:50051" once the call started on a connection.
   std::string peer() const;
+  // The server's identity and the connection's security (rpc/auth_context.h)
+  // once the call started on a connection; null before.
+  std::shared_ptr<const AuthContext> auth_context() const;
 
   // For the library.
   void set_call(std::shared_ptr<internal::ClientCall> call,
@@ -109,6 +122,7 @@ class ClientContext {
   Metadata send_metadata_;
   std::optional<compression::Encoding> compression_algorithm_;
   std::string grpc_encoding_header_for_test_;
+  bool wait_for_ready_ = false;
   mutable absl::Mutex mu_;
   std::shared_ptr<internal::ClientCall> call_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<Channel> channel_;

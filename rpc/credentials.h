@@ -12,6 +12,12 @@
 // A credentials object whose PEM does not load carries the error: the server
 // then fails to start (BuildAndStart returns nullptr) and a channel fails its
 // calls with UNAVAILABLE.
+//
+// With pem_root_certs, SslServerCredentials asks clients for certificates
+// (force_client_auth: requires them); handlers see the client's identity in
+// ServerContext::auth_context() (rpc/auth_context.h). One ChannelCredentials
+// object is one TLS session cache: channels made with it resume the sessions
+// of earlier connections to the same server (name and address).
 
 #ifndef RPC_CREDENTIALS_H_
 #define RPC_CREDENTIALS_H_

@@ -49,8 +49,11 @@ absl::Status Server::Start(
   ForEachLoop([&](LoopState* state) {
     if (state != loop_states_[0].get()) return;
     for (size_t i = 0; i < addresses.size() && status.ok(); ++i) {
+      // "unix:/path" (or "unix:///path"): a unix domain socket.
       absl::StatusOr<transport::SocketAddress> addr =
-          transport::SocketAddress::ParseHostPort(addresses[i]);
+          addresses[i].rfind("unix:", 0) == 0
+              ? transport::SocketAddress::ParseUnix(addresses[i])
+              : transport::SocketAddress::ParseHostPort(addresses[i]);
       if (!addr.ok()) {
         status = addr.status();
         break;
@@ -158,7 +161,7 @@ void Server::StartConnection(LoopState* state,
   options.role = transport::Role::kServer;
   internal::ServerConnection::Host* host = this;
   auto conn = std::make_unique<internal::ServerConnection>(
-      host, std::move(endpoint), options);
+      host, std::move(endpoint), options, options_.keepalive);
   internal::ServerConnection* raw = conn.get();
   state->connections[raw] = std::move(conn);
   raw->Start();
@@ -200,6 +203,10 @@ void Server::Shutdown(absl::Time deadline) {
     absl::MutexLock lock(&shutdown_mu_);
     if (shutdown_started_) return;
     shutdown_started_ = true;
+  }
+  // Watches would hold the graceful shutdown up to its deadline: end them.
+  if (health_check_service_ != nullptr) {
+    health_check_service_->OnServerShutdown();
   }
   shutting_down_ = true;
   if (loops_ != nullptr) {

@@ -31,6 +31,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "rpc/credentials.h"
+#include "rpc/health_check_service_interface.h"
 #include "rpc/internal/server_call.h"
 #include "rpc/internal/server_connection.h"
 #include "rpc/internal/worker_pool.h"
@@ -62,6 +63,13 @@ class Server final : private internal::ServerConnection::Host {
   // The ports bound, in AddListeningPort order.
   const std::vector<int>& ports() const { return ports_; }
 
+  // The default grpc.health.v1.Health service
+  // (rpc::EnableDefaultHealthCheckService(true) before BuildAndStart), else
+  // nullptr. Shutdown() shuts it down first (Watches get NOT_SERVING and end).
+  HealthCheckServiceInterface* GetHealthCheckService() const {
+    return health_check_service_.get();
+  }
+
  private:
   friend class ServerBuilder;
   struct Options {
@@ -69,6 +77,8 @@ class Server final : private internal::ServerConnection::Host {
     int min_workers = 2;
     int max_workers = 256;
     internal::ServerCallLimits limits;
+    // Keepalive pings, ping enforcement, max connection idle/age.
+    internal::ServerKeepaliveOptions keepalive;
   };
   // Per loop: its connections (loop thread only).
   struct LoopState {
@@ -116,6 +126,8 @@ class Server final : private internal::ServerConnection::Host {
   absl::Mutex shutdown_mu_;
   bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   absl::Notification shutdown_done_;
+  // Set by ServerBuilder before Start; its service is among the methods.
+  std::unique_ptr<internal::DefaultHealthCheckService> health_check_service_;
 };
 
 }  // namespace rpc

@@ -1,6 +1,7 @@
 #include "rpc/server_builder.h"
 
 #include <cstdint>
+#include <limits>
 #include <utility>
 
 namespace rpc {
@@ -55,8 +56,81 @@ ServerBuilder& ServerBuilder::SetCompressionThreshold(size_t bytes) {
   return *this;
 }
 
+ServerBuilder& ServerBuilder::SetKeepaliveTime(absl::Duration time) {
+  options_.keepalive.keepalive_time = time;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetKeepaliveTimeout(absl::Duration timeout) {
+  options_.keepalive.keepalive_timeout = timeout;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetKeepalivePermitWithoutCalls(bool permit) {
+  options_.keepalive.permit_without_calls = permit;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetMinPingIntervalWithoutData(
+    absl::Duration interval) {
+  options_.keepalive.min_ping_interval_without_data = interval;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetMaxPingStrikes(int max_strikes) {
+  options_.keepalive.max_ping_strikes = max_strikes < 0 ? 0 : max_strikes;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetMaxConnectionIdle(absl::Duration idle) {
+  options_.keepalive.max_connection_idle = idle;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetMaxConnectionAge(absl::Duration age) {
+  options_.keepalive.max_connection_age = age;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetMaxConnectionAgeGrace(absl::Duration grace) {
+  options_.keepalive.max_connection_age_grace = grace;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::AddChannelArgument(const std::string& name,
+                                                 int value) {
+  if (value < 0) return *this;
+  // gRPC's convention: INT_MAX milliseconds is "infinite".
+  const absl::Duration ms = value == std::numeric_limits<int>::max()
+                                ? absl::InfiniteDuration()
+                                : absl::Milliseconds(value);
+  if (name == "grpc.keepalive_time_ms") {
+    SetKeepaliveTime(ms);
+  } else if (name == "grpc.keepalive_timeout_ms") {
+    SetKeepaliveTimeout(ms);
+  } else if (name == "grpc.keepalive_permit_without_calls") {
+    SetKeepalivePermitWithoutCalls(value != 0);
+  } else if (name == "grpc.http2.min_ping_interval_without_data_ms") {
+    SetMinPingIntervalWithoutData(ms);
+  } else if (name == "grpc.http2.max_ping_strikes") {
+    SetMaxPingStrikes(value);
+  } else if (name == "grpc.max_connection_idle_ms") {
+    SetMaxConnectionIdle(ms);
+  } else if (name == "grpc.max_connection_age_ms") {
+    SetMaxConnectionAge(ms);
+  } else if (name == "grpc.max_connection_age_grace_ms") {
+    SetMaxConnectionAgeGrace(ms);
+  }
+  return *this;
+}
+
 std::unique_ptr<Server> ServerBuilder::BuildAndStart() {
-  std::unique_ptr<Server> server(new Server(options_, services_));
+  std::vector<Service*> services = services_;
+  std::unique_ptr<internal::DefaultHealthCheckService> health =
+      internal::MakeDefaultHealthCheckService(services_);
+  if (health != nullptr) services.push_back(health->service());
+  std::unique_ptr<Server> server(new Server(options_, services));
+  server->health_check_service_ = std::move(health);
   if (!server->Start(addresses_, credentials_, selected_ports_).ok())
     return nullptr;
   return server;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/credentials.h"
 #include "rpc/server.h"
@@ -45,6 +46,40 @@ class ServerBuilder {
   // Response messages smaller than this go uncompressed (flag 0) on a
   // compressed call; default compression::kDefaultCompressionThreshold (1024).
   ServerBuilder& SetCompressionThreshold(size_t bytes);
+
+  // ---- Keepalive and connection lifetime (rpc/README.md; gRPC's
+  // keepalive.md and A9). Infinite durations turn a feature off. ----
+  // Server pings: a PING after `time` without hearing from the client (only
+  // while calls are in flight, unless permit_without_calls); no reply within
+  // `timeout` closes the connection. Default 2 h / 20 s.
+  ServerBuilder& SetKeepaliveTime(absl::Duration time);
+  ServerBuilder& SetKeepaliveTimeout(absl::Duration timeout);
+  // Lets the server ping, and clients ping, without calls in flight
+  // (default false: a client may then ping once per 2 hours).
+  ServerBuilder& SetKeepalivePermitWithoutCalls(bool permit);
+  // Client pings closer than `interval` while the server sends no HEADERS or
+  // DATA are strikes (default 5 min); more than `max_strikes` (default 2; 0:
+  // no limit) get GOAWAY ENHANCE_YOUR_CALM "too_many_pings" and the
+  // connection closes.
+  ServerBuilder& SetMinPingIntervalWithoutData(absl::Duration interval);
+  ServerBuilder& SetMaxPingStrikes(int max_strikes);
+  // A connection without calls for this long gets a graceful GOAWAY
+  // (default infinite).
+  ServerBuilder& SetMaxConnectionIdle(absl::Duration idle);
+  // A connection this old (+-10% jitter) gets a graceful GOAWAY; `grace`
+  // later, calls still running are cancelled and it closes (defaults
+  // infinite).
+  ServerBuilder& SetMaxConnectionAge(absl::Duration age);
+  ServerBuilder& SetMaxConnectionAgeGrace(absl::Duration grace);
+  // grpc++'s channel arguments for the settings above, in milliseconds
+  // (INT_MAX: infinite) or 0/1: "grpc.keepalive_time_ms",
+  // "grpc.keepalive_timeout_ms", "grpc.keepalive_permit_without_calls",
+  // "grpc.http2.min_ping_interval_without_data_ms",
+  // "grpc.http2.max_ping_strikes", "grpc.max_connection_idle_ms",
+  // "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms".
+  // Other names and negative values are ignored (as gRPC ignores arguments
+  // it does not know).
+  ServerBuilder& AddChannelArgument(const std::string& name, int value);
 
   // nullptr when a port could not be bound, or two services share a method.
   std::unique_ptr<Server> BuildAndStart();

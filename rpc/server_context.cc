@@ -19,6 +19,11 @@ const Metadata& ServerContext::client_metadata() const {
 
 std::string ServerContext::peer() const { return call_->peer; }
 
+std::shared_ptr<const AuthContext> ServerContext::auth_context() const {
+  return call_->auth_context != nullptr ? call_->auth_context
+                                        : InsecureAuthContext();
+}
+
 const std::string& ServerContext::method() const {
   return call_->method()->path;
 }

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "rpc/auth_context.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/wire/metadata.h"
 
@@ -51,6 +52,10 @@ class ServerContext {
   std::string peer() const;
   // "/package.Service/Method".
   const std::string& method() const;
+  // Who the client is: transport security and, under TLS, the identity in
+  // its certificate (rpc/auth_context.h). One per connection, shared by its
+  // calls; never null.
+  std::shared_ptr<const AuthContext> auth_context() const;
 
   // Sent with the response headers (the first Write, or with the status).
   // Keys and values follow metadata.h; invalid ones are dropped.

@@ -60,6 +60,7 @@ void ClientCall::Start(transport::SliceBuffer* first, bool end) {
   writes_done_ = end;
   Post([self = shared_from_this(), writes = std::move(writes)]() mutable {
     self->pending_ = std::move(writes);
+    self->LoopArmDeadline();
     self->channel_->LoopStartCall(self);
   });
 }
@@ -146,7 +147,25 @@ std::string ClientCall::peer() const {
   return peer_;
 }
 
+std::shared_ptr<const AuthContext> ClientCall::auth_context() const {
+  absl::MutexLock lock(&mu_);
+  return auth_context_;
+}
+
 // ---- Loop thread ----
+
+void ClientCall::LoopArmDeadline() {
+  if (done_loop_ || deadline_ == absl::InfiniteFuture()) return;
+  const absl::Duration timeout = deadline_ - absl::Now();
+  if (timeout <= absl::ZeroDuration()) {
+    LoopFail(Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"));
+    return;
+  }
+  deadline_timer_ = loop_->RunAfter(timeout, [self = shared_from_this()] {
+    self->deadline_timer_ = transport::EventLoop::kInvalidTimer;
+    self->LoopFail(Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"));
+  });
+}
 
 void ClientCall::LoopStart(ClientTransport* transport) {
   if (done_loop_) return;
@@ -195,13 +214,7 @@ void ClientCall::LoopStart(ClientTransport* transport) {
   {
     absl::MutexLock lock(&mu_);
     peer_ = transport->peer();
-  }
-  if (deadline_ != absl::InfiniteFuture()) {
-    deadline_timer_ = loop_->RunAfter(timeout, [self = shared_from_this()] {
-      self->deadline_timer_ = transport::EventLoop::kInvalidTimer;
-      self->LoopFail(
-          Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"));
-    });
+    auth_context_ = transport->auth_context();
   }
   if (end_on_headers) {
     local_end_ = true;

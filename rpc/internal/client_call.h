@@ -4,7 +4,9 @@
 //
 // Every application operation is a task posted to the loop, so they apply in
 // the order made; operations made before the stream exists (the connection is
-// still being established) wait in the call and follow its HEADERS.
+// still being established) wait in the call and follow its HEADERS. Until
+// then the channel may hold the call in its queue (no READY connection yet;
+// wait-for-ready); the deadline timer runs from Start, queued or not.
 //
 // The status is decided once, by the first of: the trailers (or a
 // Trailers-Only response; grpc-status/grpc-message, or the HTTP status when
@@ -26,6 +28,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "hpack/header_list.h"
+#include "rpc/auth_context.h"
 #include "rpc/compression/codec.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/internal/call_core.h"
@@ -70,6 +73,11 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   void SetOnDone(absl::AnyInvocable<void()> on_done) {
     on_done_ = std::move(on_done);
   }
+  // Wait-for-ready (gRPC's wait-for-ready.md): the call waits for a READY
+  // connection instead of failing while the channel is in
+  // TRANSIENT_FAILURE. Set before Start.
+  void set_wait_for_ready(bool wait) { wait_for_ready_ = wait; }
+  bool wait_for_ready() const { return wait_for_ready_; }
   // Sends the request headers, then `first` (when given) as a message, and
   // ends the requests when `end` is set. Call once, first. *first is moved
   // from (its blocks go to the loop thread).
@@ -90,12 +98,18 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // it has its status already.
   void Cancel(Status status);
   std::string peer() const;
+  // The connection's AuthContext once the call started on one, else null.
+  std::shared_ptr<const AuthContext> auth_context() const;
   bool has_status() const;
   // The response headers' metadata received so far.
   void CopyInitialMetadata(Metadata* out) const;
 
   // ---- Loop thread ----
+  // Opens the stream on `transport`. The deadline timer runs from Start on,
+  // also while the channel holds the call waiting for a connection.
   void LoopStart(ClientTransport* transport);
+  // The status is decided (the channel drops the call from its queue).
+  bool loop_done() const { return done_loop_; }
   void LoopOnHeaders(const hpack::HeaderList& headers, bool end_stream);
   void LoopOnTrailers(const hpack::HeaderList& trailers);
   void LoopOnData(transport::Slice data);
@@ -125,6 +139,8 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
     bool end;
   };
   void Post(transport::EventLoop::Task task);
+  // Starts the deadline timer (or fails the call when the deadline passed).
+  void LoopArmDeadline();
   void LoopWrite(PendingWrite write);
   // Records the status (first one wins) and wakes the application; `clean`:
   // the stream ended with trailers (queued messages stay readable).
@@ -139,6 +155,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   const Metadata metadata_;
   const ClientCallOptions options_;
   std::string grpc_encoding_header_for_test_;  // Set before Start.
+  bool wait_for_ready_ = false;                // Set before Start.
   CallCore core_;
 
   // Loop only.
@@ -169,6 +186,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   Metadata trailing_ ABSL_GUARDED_BY(mu_);
   Status status_ ABSL_GUARDED_BY(mu_);
   std::string peer_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const AuthContext> auth_context_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace internal

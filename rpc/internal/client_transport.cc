@@ -1,6 +1,7 @@
 #include "rpc/internal/client_transport.h"
 
 #include <utility>
+#include <vector>
 
 #include "rpc/internal/server_connection.h"
 
@@ -12,7 +13,15 @@ ClientTransport::ClientTransport(Host* host,
                                  const ClientTransportOptions& options)
     : host_(host),
       peer_(PeerName(*endpoint)),
-      driver_(std::move(endpoint), options.connection, this, this) {}
+      auth_context_(AuthContextFor(*endpoint)),
+      keepalive_timeout_(options.keepalive_timeout),
+      driver_(std::move(endpoint), options.connection, this, this),
+      keepalive_(
+          &driver_,
+          KeepaliveOptions{options.keepalive_time, options.keepalive_timeout,
+                           options.keepalive_permit_without_calls},
+          [this] { return !calls_.empty(); },
+          [this] { OnKeepaliveTimeout(); }) {}
 
 ClientTransport::~ClientTransport() {
   auto calls = std::move(calls_);
@@ -20,6 +29,11 @@ ClientTransport::~ClientTransport() {
     call->LoopOnClosed();
     call->LoopFail(Status(StatusCode::UNAVAILABLE, "channel closed"));
   }
+}
+
+void ClientTransport::Start() {
+  driver_.Start();
+  keepalive_.Start();
 }
 
 absl::StatusOr<uint32_t> ClientTransport::Submit(
@@ -101,13 +115,35 @@ void ClientTransport::StartDraining() {
 }
 
 void ClientTransport::OnGoAway(uint32_t /*last_stream_id*/,
-                               transport::Http2ErrorCode /*code*/,
-                               std::string_view /*debug_data*/) {
+                               transport::Http2ErrorCode code,
+                               std::string_view debug_data) {
   StartDraining();
+  if (IsTooManyPings(code, debug_data)) {
+    host_->OnTransportTooManyPings(this);
+  }
   driver_.GracefulShutdown();
 }
 
+void ClientTransport::OnPingAck(uint64_t opaque) {
+  keepalive_.OnPingAck(opaque);
+}
+
+void ClientTransport::OnKeepaliveTimeout() {
+  StartDraining();
+  const Status status(StatusCode::UNAVAILABLE,
+                      "keepalive timeout: no reply from " + peer_ + " within " +
+                          absl::FormatDuration(keepalive_timeout_) +
+                          " of a PING");
+  // LoopFail resets each stream, which erases it from calls_: iterate a copy.
+  std::vector<std::shared_ptr<ClientCall>> calls;
+  calls.reserve(calls_.size());
+  for (auto& [id, call] : calls_) calls.push_back(call);
+  for (auto& call : calls) call->LoopFail(status);
+  driver_.Abort(absl::UnavailableError(status.error_message()));
+}
+
 void ClientTransport::OnDriverProgress() {
+  keepalive_.OnProgress();
   // OnStreamWritable is promised; this only covers streams whose data left
   // without one (e.g. moved by a later call of the same iteration).
   for (auto it = waiting_writers_.begin(); it != waiting_writers_.end();) {

@@ -4,6 +4,16 @@
 // stop taking calls (the channel opens a new connection for the next call)
 // and close once its calls are done.
 //
+// Keepalive (ClientTransportOptions, gRPC's A8): a PING once keepalive_time
+// passed without reading anything from the server (only with calls in flight
+// unless keepalive_permit_without_calls); nothing read within
+// keepalive_timeout after it fails the calls with UNAVAILABLE ("keepalive
+// timeout") and closes the connection. GOAWAY ENHANCE_YOUR_CALM
+// "too_many_pings" calls Host::OnTransportTooManyPings. Unlike gRPC core
+// there is no GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA limit (A8 has none;
+// gRPC's keepalive.md calls it unfortunate and plans to deprecate it): a
+// server that dislikes our rate says so with too_many_pings.
+//
 // Threading: every method runs on the channel's loop thread.
 
 #ifndef RPC_INTERNAL_CLIENT_TRANSPORT_H_
@@ -18,7 +28,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "rpc/auth_context.h"
 #include "rpc/internal/client_call.h"
+#include "rpc/internal/keepalive.h"
 #include "transport/connection.h"
 #include "transport/connection_driver.h"
 #include "transport/endpoint.h"
@@ -59,7 +71,7 @@ class ClientTransport final : public transport::ConnectionListener,
   // Fails the calls still carried with UNAVAILABLE.
   ~ClientTransport() override;
 
-  void Start() { driver_.Start(); }
+  void Start();
   void Abort() { driver_.Abort(absl::CancelledError("channel closed")); }
 
   // Opens the call's stream; kUnavailable and friends when the connection
@@ -72,6 +84,12 @@ class ClientTransport final : public transport::ConnectionListener,
   void TrackWrite(uint32_t stream_id);
   bool accepting() const { return !draining_ && !driver_.closed(); }
   const std::string& peer() const { return peer_; }
+  // The server's identity (TLS), computed once when the connection starts.
+  const std::shared_ptr<const AuthContext>& auth_context() const {
+    return auth_context_;
+  }
+  // Keepalive PINGs sent so far (tests).
+  uint64_t keepalive_pings_sent() const { return keepalive_.pings_sent(); }
 
   // ---- transport::ConnectionListener ----
   void OnHeaders(uint32_t stream_id, const hpack::HeaderList& headers,
@@ -86,6 +104,7 @@ class ClientTransport final : public transport::ConnectionListener,
   void OnStreamWritable(uint32_t stream_id) override;
   void OnGoAway(uint32_t last_stream_id, transport::Http2ErrorCode code,
                 std::string_view debug_data) override;
+  void OnPingAck(uint64_t opaque) override;
 
   // ---- transport::ConnectionDriver::Owner ----
   void OnDriverProgress() override;
@@ -94,13 +113,18 @@ class ClientTransport final : public transport::ConnectionListener,
  private:
   ClientCall* Find(uint32_t stream_id);
   void StartDraining();
+  // No reply to a keepalive PING: fail the calls, close.
+  void OnKeepaliveTimeout();
 
   Host* const host_;
   std::string peer_;
+  std::shared_ptr<const AuthContext> auth_context_;
   bool draining_ = false;
   absl::flat_hash_map<uint32_t, std::shared_ptr<ClientCall>> calls_;
   absl::flat_hash_set<uint32_t> waiting_writers_;
-  transport::ConnectionDriver driver_;  // Last: destroyed first.
+  const absl::Duration keepalive_timeout_;
+  transport::ConnectionDriver driver_;  // Destroyed right after keepalive_.
+  KeepalivePinger keepalive_;
 };
 
 }  // namespace internal

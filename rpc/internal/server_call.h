@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "rpc/auth_context.h"
 #include "rpc/compression/codec.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/internal/call_core.h"
@@ -68,6 +69,8 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   Metadata client_metadata;
   absl::Time deadline = absl::InfiniteFuture();
   std::string peer;
+  // The connection's (shared by its calls; never null once dispatched).
+  std::shared_ptr<const AuthContext> auth_context;
   // The request's grpc-encoding (identity when absent) and
   // grpc-accept-encoding (nullopt when absent).
   compression::Encoding request_encoding = compression::Encoding::kIdentity;

@@ -1,5 +1,8 @@
 #include "rpc/internal/server_connection.h"
 
+#include <atomic>
+#include <chrono>
+#include <random>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -14,6 +17,13 @@ namespace rpc {
 namespace internal {
 
 std::string PeerName(const transport::Endpoint& endpoint) {
+  if (endpoint.peer_address().family() == AF_UNIX) {
+    // gRPC's form "unix:/path". An accepted unix socket's peer is unnamed,
+    // so (like gRPC) name the path it was accepted on.
+    const transport::SocketAddress& peer = endpoint.peer_address();
+    return peer.HostString().empty() ? endpoint.local_address().ToString()
+                                     : peer.ToString();
+  }
   const std::string addr = endpoint.peer_address().ToString();
   const bool v6 = !addr.empty() && addr[0] == '[';
   return (v6 ? "ipv6:" : "ipv4:") + addr;
@@ -21,12 +31,40 @@ std::string PeerName(const transport::Endpoint& endpoint) {
 
 ServerConnection::ServerConnection(
     Host* host, std::unique_ptr<transport::Endpoint> endpoint,
-    const transport::ConnectionOptions& options)
+    const transport::ConnectionOptions& options,
+    const ServerKeepaliveOptions& keepalive)
     : host_(host),
       peer_(PeerName(*endpoint)),
-      driver_(std::move(endpoint), options, this, this) {}
+      auth_context_(AuthContextFor(*endpoint)),
+      keepalive_options_(keepalive),
+      ping_policy_(PingPolicyOptions{keepalive.min_ping_interval_without_data,
+                                     keepalive.max_ping_strikes,
+                                     keepalive.permit_without_calls}),
+      driver_(std::move(endpoint), options, this, this),
+      keepalive_(
+          &driver_,
+          KeepaliveOptions{keepalive.keepalive_time,
+                           keepalive.keepalive_timeout,
+                           keepalive.permit_without_calls},
+          [this] { return !calls_.empty(); },
+          [this] {
+            driver_.Abort(
+                absl::UnavailableError("keepalive timeout: no reply to "
+                                       "a PING from " +
+                                       peer_));
+          }) {}
+
+void ServerConnection::Start() {
+  driver_.Start();
+  keepalive_.Start();
+  StartLifetimeTimers();
+}
 
 ServerConnection::~ServerConnection() {
+  for (transport::EventLoop::TimerId t :
+       {idle_timer_, age_timer_, grace_timer_}) {
+    if (t != transport::EventLoop::kInvalidTimer) driver_.loop()->Cancel(t);
+  }
   for (auto& [id, call] : calls_) {
     call->LoopOnReset();
     call->LoopOnClosed();
@@ -119,6 +157,7 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
   auto call = std::make_shared<ServerCall>(this, driver_.loop(), stream_id, m,
                                            host_->limits());
   call->peer = peer_;
+  call->auth_context = auth_context_;
   call->request_encoding = request_encoding;
   call->LoopSetRequestEncoding(request_encoding);
   if (accept_encoding.has_value()) {
@@ -160,10 +199,12 @@ void ServerConnection::OnStreamReset(uint32_t stream_id,
 
 void ServerConnection::OnStreamClosed(uint32_t stream_id) {
   auto it = calls_.find(stream_id);
-  if (it == calls_.end()) return;
-  it->second->LoopOnClosed();
-  calls_.erase(it);
-  waiting_writers_.erase(stream_id);
+  if (it != calls_.end()) {
+    it->second->LoopOnClosed();
+    calls_.erase(it);
+    waiting_writers_.erase(stream_id);
+  }
+  if (!HasCalls()) idle_since_ns_ = driver_.NowNs();
 }
 
 void ServerConnection::OnStreamWritable(uint32_t stream_id) {
@@ -172,6 +213,7 @@ void ServerConnection::OnStreamWritable(uint32_t stream_id) {
 }
 
 void ServerConnection::OnDriverProgress() {
+  keepalive_.OnProgress();
   // OnStreamWritable is promised; this only covers streams whose data left
   // without one (e.g. moved by a later call of the same iteration).
   for (auto it = waiting_writers_.begin(); it != waiting_writers_.end();) {
@@ -182,6 +224,96 @@ void ServerConnection::OnDriverProgress() {
     }
     if (ServerCall* call = Find(id)) call->LoopReleaseWriteCredit();
     waiting_writers_.erase(it++);
+  }
+}
+
+// ---- Keepalive and connection lifetime ----
+
+namespace {
+std::atomic<uint64_t> g_too_many_pings_goaways{0};
+}  // namespace
+
+uint64_t ServerConnection::too_many_pings_goaways() {
+  return g_too_many_pings_goaways.load();
+}
+
+bool ServerConnection::HasCalls() {
+  return !calls_.empty() || connection().num_active_streams() > 0;
+}
+
+void ServerConnection::OnPing(uint64_t /*opaque*/) {
+  if (!ping_policy_.OnPing(driver_.NowNs(), connection().headers_or_data_sent(),
+                           HasCalls())) {
+    return;
+  }
+  ++g_too_many_pings_goaways;
+  // Kills the connection (its calls are cancelled); the driver flushes the
+  // GOAWAY and closes.
+  connection().GoAway(transport::Http2ErrorCode::kEnhanceYourCalm,
+                      kTooManyPingsDebug);
+}
+
+void ServerConnection::OnPingAck(uint64_t opaque) {
+  keepalive_.OnPingAck(opaque);
+}
+
+transport::EventLoop::TimerId ServerConnection::RunAtNs(
+    int64_t deadline_ns, absl::AnyInvocable<void()> fn) {
+  return driver_.loop()->RunAt(
+      transport::EventLoop::Clock::time_point(
+          std::chrono::duration_cast<transport::EventLoop::Clock::duration>(
+              std::chrono::nanoseconds(deadline_ns))),
+      std::move(fn));
+}
+
+void ServerConnection::StartLifetimeTimers() {
+  const int64_t now = driver_.NowNs();
+  idle_since_ns_ = now;
+  if (keepalive_options_.max_connection_idle != absl::InfiniteDuration()) {
+    idle_timer_ =
+        RunAtNs(now + ToNanosSaturated(keepalive_options_.max_connection_idle),
+                [this] { OnIdleTimer(); });
+  }
+  if (keepalive_options_.max_connection_age != absl::InfiniteDuration()) {
+    // +-10% so that connections made together do not all reconnect together.
+    thread_local std::minstd_rand rng(std::random_device{}());
+    const double jitter = std::uniform_real_distribution<double>(0.9, 1.1)(rng);
+    const int64_t age =
+        ToNanosSaturated(keepalive_options_.max_connection_age * jitter);
+    age_timer_ = RunAtNs(now + age, [this] { OnAgeTimer(); });
+  }
+}
+
+void ServerConnection::OnIdleTimer() {
+  idle_timer_ = transport::EventLoop::kInvalidTimer;
+  if (driver_.closed()) return;
+  const int64_t now = driver_.NowNs();
+  const int64_t max_idle =
+      ToNanosSaturated(keepalive_options_.max_connection_idle);
+  if (HasCalls()) {
+    // Busy: look again later (idle_since_ns_ moves when the last call ends).
+    idle_timer_ = RunAtNs(now + max_idle, [this] { OnIdleTimer(); });
+    return;
+  }
+  if (now - idle_since_ns_ < max_idle) {
+    idle_timer_ = RunAtNs(idle_since_ns_ + max_idle, [this] { OnIdleTimer(); });
+    return;
+  }
+  driver_.GracefulShutdown();  // GOAWAY; closes once drained.
+}
+
+void ServerConnection::OnAgeTimer() {
+  age_timer_ = transport::EventLoop::kInvalidTimer;
+  if (driver_.closed()) return;
+  driver_.GracefulShutdown();
+  if (keepalive_options_.max_connection_age_grace != absl::InfiniteDuration()) {
+    grace_timer_ = driver_.loop()->RunAfter(
+        keepalive_options_.max_connection_age_grace, [this] {
+          grace_timer_ = transport::EventLoop::kInvalidTimer;
+          // Calls still running are cancelled; their clients see UNAVAILABLE.
+          driver_.Abort(absl::UnavailableError(
+              "max connection age and its grace period passed"));
+        });
   }
 }
 

@@ -3,6 +3,14 @@
 // by :path, UNIMPLEMENTED for unknown methods, 415 for non-gRPC content
 // types), DATA, end of stream and resets go to the call of the stream.
 //
+// Keepalive and connection lifetime (ServerKeepaliveOptions; gRPC's A9 and
+// keepalive.md): the server pings a silent client (KeepalivePinger) and
+// closes the connection when it does not answer; enforces the clients' ping
+// rate (PingPolicy: GOAWAY ENHANCE_YOUR_CALM "too_many_pings"); after
+// max_connection_idle without calls, or at max_connection_age (+-10% jitter),
+// it shuts down gracefully (GOAWAY, calls in flight finish), and
+// max_connection_age_grace after that age it closes what is left.
+//
 // Threading: every method runs on the connection's loop thread; calls reach
 // it only through tasks posted to that loop.
 
@@ -16,6 +24,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
+#include "rpc/auth_context.h"
+#include "rpc/internal/keepalive.h"
 #include "rpc/internal/server_call.h"
 #include "rpc/service.h"
 #include "transport/connection.h"
@@ -27,6 +39,28 @@ namespace internal {
 
 // "ipv4:127.0.0.1:5000" / "ipv6:[::1]:5000", grpc++'s peer() form.
 std::string PeerName(const transport::Endpoint& endpoint);
+
+// Keepalive and connection lifetime of a server's connections (gRPC's server
+// defaults; ServerBuilder sets them).
+struct ServerKeepaliveOptions {
+  // Server pings: after keepalive_time without reading from the client (only
+  // with calls in flight unless permit_without_calls); no reply within
+  // keepalive_timeout closes the connection. Infinite time: no pings.
+  absl::Duration keepalive_time = absl::Hours(2);
+  absl::Duration keepalive_timeout = absl::Seconds(20);
+  // Also lets clients ping without calls at min_ping_interval_without_data
+  // (without it, one PING per 2 hours when there are no calls).
+  bool permit_without_calls = false;
+  // Client pings closer together than this (while we send no HEADERS or
+  // DATA) are strikes; more than max_ping_strikes (0: no limit) gets GOAWAY
+  // ENHANCE_YOUR_CALM "too_many_pings".
+  absl::Duration min_ping_interval_without_data = absl::Minutes(5);
+  int max_ping_strikes = 2;
+  // Infinite: never.
+  absl::Duration max_connection_idle = absl::InfiniteDuration();
+  absl::Duration max_connection_age = absl::InfiniteDuration();
+  absl::Duration max_connection_age_grace = absl::InfiniteDuration();
+};
 
 class ServerConnection final : public transport::ConnectionListener,
                                public transport::ConnectionDriver::Owner {
@@ -45,10 +79,11 @@ class ServerConnection final : public transport::ConnectionListener,
   };
 
   ServerConnection(Host* host, std::unique_ptr<transport::Endpoint> endpoint,
-                   const transport::ConnectionOptions& options);
+                   const transport::ConnectionOptions& options,
+                   const ServerKeepaliveOptions& keepalive = {});
   ~ServerConnection() override;
 
-  void Start() { driver_.Start(); }
+  void Start();
   // GOAWAY; in-flight calls finish, then the connection closes.
   void GracefulShutdown() { driver_.GracefulShutdown(); }
   // Closes now: every call is cancelled.
@@ -60,6 +95,9 @@ class ServerConnection final : public transport::ConnectionListener,
   // its data left the Connection's queue.
   void TrackWrite(uint32_t stream_id);
   size_t num_calls() const { return calls_.size(); }
+  // GOAWAY too_many_pings sent by all server connections of the process
+  // (tests).
+  static uint64_t too_many_pings_goaways();
 
   // ---- transport::ConnectionListener ----
   void OnHeaders(uint32_t stream_id, const hpack::HeaderList& headers,
@@ -72,6 +110,8 @@ class ServerConnection final : public transport::ConnectionListener,
                      bool remote) override;
   void OnStreamClosed(uint32_t stream_id) override;
   void OnStreamWritable(uint32_t stream_id) override;
+  void OnPing(uint64_t opaque) override;
+  void OnPingAck(uint64_t opaque) override;
 
   // ---- transport::ConnectionDriver::Owner ----
   void OnDriverProgress() override;
@@ -82,12 +122,32 @@ class ServerConnection final : public transport::ConnectionListener,
   // A Trailers-Only response without a call (unknown method, bad request).
   void Reject(uint32_t stream_id, std::string_view http_status,
               const Status& status);
+  // Calls (or other streams) in flight.
+  bool HasCalls();
+  // Max idle / max age timers.
+  void StartLifetimeTimers();
+  void OnIdleTimer();
+  void OnAgeTimer();
+  transport::EventLoop::TimerId RunAtNs(int64_t deadline_ns,
+                                        absl::AnyInvocable<void()> fn);
 
   Host* const host_;
   std::string peer_;
+  // Who the peer is (TLS identity); computed once, shared by the calls.
+  std::shared_ptr<const AuthContext> auth_context_;
   absl::flat_hash_map<uint32_t, std::shared_ptr<ServerCall>> calls_;
   absl::flat_hash_set<uint32_t> waiting_writers_;
-  transport::ConnectionDriver driver_;  // Last: destroyed first.
+  const ServerKeepaliveOptions keepalive_options_;
+  PingPolicy ping_policy_;
+  int64_t idle_since_ns_ = 0;
+  transport::EventLoop::TimerId idle_timer_ =
+      transport::EventLoop::kInvalidTimer;
+  transport::EventLoop::TimerId age_timer_ =
+      transport::EventLoop::kInvalidTimer;
+  transport::EventLoop::TimerId grace_timer_ =
+      transport::EventLoop::kInvalidTimer;
+  transport::ConnectionDriver driver_;  // Destroyed right after keepalive_.
+  KeepalivePinger keepalive_;
 };
 
 }  // namespace internal

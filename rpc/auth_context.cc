@@ -1,0 +1,76 @@
+#include "rpc/auth_context.h"
+
+#include "transport/endpoint.h"
+#include "transport/tls.h"
+#include "transport/tls_endpoint.h"
+
+namespace rpc {
+
+AuthContext::AuthContext(std::vector<Property> properties,
+                         std::string peer_identity_property_name)
+    : properties_(std::move(properties)),
+      peer_identity_property_name_(std::move(peer_identity_property_name)) {}
+
+std::vector<std::string> AuthContext::GetPeerIdentity() const {
+  if (peer_identity_property_name_.empty()) return {};
+  return FindPropertyValues(peer_identity_property_name_);
+}
+
+std::vector<std::string> AuthContext::FindPropertyValues(
+    const std::string& name) const {
+  std::vector<std::string> values;
+  for (const Property& p : properties_) {
+    if (p.first == name) values.push_back(p.second);
+  }
+  return values;
+}
+
+std::shared_ptr<const AuthContext> InsecureAuthContext() {
+  static const std::shared_ptr<const AuthContext>* const insecure =
+      new std::shared_ptr<const AuthContext>(std::make_shared<AuthContext>(
+          std::vector<AuthContext::Property>{
+              {kTransportSecurityTypePropertyName,
+               kInsecureTransportSecurityType},
+              {kSecurityLevelPropertyName, "TSI_SECURITY_NONE"},
+          },
+          std::string()));
+  return *insecure;
+}
+
+std::shared_ptr<const AuthContext> TlsAuthContext(
+    const transport::TlsSession& session) {
+  std::vector<AuthContext::Property> props = {
+      {kTransportSecurityTypePropertyName, kSslTransportSecurityType},
+      {kSecurityLevelPropertyName, "TSI_PRIVACY_AND_INTEGRITY"},
+      {kSslSessionReusedPropertyName,
+       session.session_reused() ? "true" : "false"},
+  };
+  std::string identity_name;
+  if (session.peer_certificate() != nullptr) {
+    props.emplace_back(kX509SubjectPropertyName, session.PeerSubject());
+    const std::string cn = session.PeerCommonName();
+    if (!cn.empty()) {
+      props.emplace_back(kX509CnPropertyName, cn);
+      identity_name = kX509CnPropertyName;
+    }
+    const std::vector<std::string> sans = session.PeerSubjectAltNames();
+    for (const std::string& san : sans) {
+      props.emplace_back(kX509SanPropertyName, san);
+    }
+    if (!sans.empty()) identity_name = kX509SanPropertyName;
+    props.emplace_back(kX509PemCertPropertyName, session.PeerCertificatePem());
+  }
+  return std::make_shared<AuthContext>(std::move(props),
+                                       std::move(identity_name));
+}
+
+std::shared_ptr<const AuthContext> AuthContextFor(
+    const transport::Endpoint& endpoint) {
+  const auto* tls = dynamic_cast<const transport::TlsEndpoint*>(&endpoint);
+  if (tls == nullptr || !tls->handshake_complete()) {
+    return InsecureAuthContext();
+  }
+  return TlsAuthContext(tls->session());
+}
+
+}  // namespace rpc

@@ -1,0 +1,675 @@
+// Channel for real deployments: load balancing (pick_first, round_robin)
+// over two of our servers on 127.0.0.2 and 127.0.0.3 with one port, reached
+// through an ipv4: address list or a real DNS server (dnsmasq); failover
+// without failed wait-for-ready calls; fail-fast vs wait-for-ready;
+// connectivity states; DNS errors; unix: targets. Every wait is bounded.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "rpc/internal/server_connection.h"
+#include "rpc/rpc.h"
+#include "rpc/testdata/test_service.rpc.pb.h"
+#include "transport/testing/dnsmasq.h"
+#include "transport/testing/test_certs.h"
+
+namespace rpc {
+namespace {
+
+using test::EchoRequest;
+using test::EchoResponse;
+using test::EchoService;
+
+// Answers with its name and counts its calls.
+class NamedService final : public EchoService::Service {
+ public:
+  explicit NamedService(std::string name) : name_(std::move(name)) {}
+  Status Echo(ServerContext* /*ctx*/, const EchoRequest* req,
+              EchoResponse* resp) override {
+    ++calls;
+    if (req->sleep_ms() > 0)
+      absl::SleepFor(absl::Milliseconds(req->sleep_ms()));
+    resp->set_message(name_);
+    return Status::OK;
+  }
+  std::atomic<int> calls{0};
+
+ private:
+  const std::string name_;
+};
+
+struct Backend {
+  std::unique_ptr<NamedService> service;
+  std::unique_ptr<Server> server;
+};
+
+// A server on `address` ("host:port", port 0: any); nullptr server when the
+// port is taken.
+Backend StartBackend(const std::string& name, const std::string& address,
+                     int* port) {
+  Backend b;
+  b.service = std::make_unique<NamedService>(name);
+  int selected = 0;
+  b.server =
+      ServerBuilder()
+          .AddListeningPort(address, InsecureServerCredentials(), &selected)
+          .RegisterService(b.service.get())
+          .BuildAndStart();
+  const bool unix = address.rfind("unix:", 0) == 0;  // No port.
+  if (b.server != nullptr && selected == 0 && !unix) b.server.reset();
+  if (port != nullptr) *port = selected;
+  return b;
+}
+
+// Two servers, "a" on 127.0.0.2:P and "b" on 127.0.0.3:P.
+bool StartPair(Backend* a, Backend* b, int* port) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    *a = StartBackend("a", "127.0.0.2:0", port);
+    if (a->server == nullptr) continue;
+    *b = StartBackend("b", absl::StrCat("127.0.0.3:", *port), nullptr);
+    if (b->server != nullptr) return true;
+    a->server->Shutdown(absl::Now());
+  }
+  return false;
+}
+
+// One unary call; *who gets the server's name.
+Status Call(EchoService::Stub* stub, bool wait_for_ready,
+            absl::Duration timeout, std::string* who = nullptr) {
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + timeout);
+  ctx.set_wait_for_ready(wait_for_ready);
+  EchoRequest req;
+  EchoResponse resp;
+  Status s = stub->Echo(&ctx, req, &resp);
+  if (who != nullptr) *who = resp.message();
+  return s;
+}
+
+// Fast reconnects for tests.
+ChannelArguments TestArgs(const std::string& policy) {
+  ChannelArguments args;
+  args.SetLoadBalancingPolicyName(policy);
+  args.initial_backoff = absl::Milliseconds(100);
+  args.max_backoff = absl::Milliseconds(300);
+  args.min_connect_timeout = absl::Seconds(2);
+  args.dns_min_time_between_resolutions = absl::Milliseconds(200);
+  return args;
+}
+
+struct LbParam {
+  const char* policy;
+  bool dns;
+};
+
+class ChannelLbTest : public ::testing::TestWithParam<LbParam> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(StartPair(&a_, &b_, &port_));
+    if (GetParam().dns) {
+      auto dns = transport::testing::DnsmasqServer::Start(
+          {{"svc.test", "127.0.0.2"}, {"svc.test", "127.0.0.3"}});
+      ASSERT_TRUE(dns.ok()) << dns.status();
+      dns_ = std::move(*dns);
+      target_ = absl::StrCat("dns://", dns_->address(), "/svc.test:", port_);
+    } else {
+      target_ = absl::StrCat("ipv4:127.0.0.2:", port_, ",127.0.0.3:", port_);
+    }
+    channel_ = CreateCustomChannel(target_, InsecureChannelCredentials(),
+                                   TestArgs(GetParam().policy));
+    ASSERT_NE(channel_, nullptr);
+    stub_ = EchoService::NewStub(channel_);
+  }
+  void TearDown() override {
+    stub_.reset();
+    channel_.reset();
+    for (Backend* b : {&a_, &b_}) {
+      if (b->server != nullptr) b->server->Shutdown(absl::Now());
+    }
+  }
+  bool round_robin() const {
+    return std::string(GetParam().policy) == "round_robin";
+  }
+
+  Backend a_, b_;
+  int port_ = 0;
+  std::unique_ptr<transport::testing::DnsmasqServer> dns_;
+  std::string target_;
+  std::shared_ptr<Channel> channel_;
+  std::unique_ptr<EchoService::Stub> stub_;
+};
+
+TEST_P(ChannelLbTest, SpreadsOrSticks) {
+  ASSERT_TRUE(channel_->WaitForConnected(absl::Now() + absl::Seconds(5)));
+  if (round_robin()) {
+    // Both subchannels connect soon after the first; then calls alternate.
+    const absl::Time until = absl::Now() + absl::Seconds(5);
+    while ((a_.service->calls == 0 || b_.service->calls == 0) &&
+           absl::Now() < until) {
+      ASSERT_TRUE(Call(stub_.get(), true, absl::Seconds(5)).ok());
+    }
+    ASSERT_GT(a_.service->calls.load(), 0);
+    ASSERT_GT(b_.service->calls.load(), 0);
+    const int a0 = a_.service->calls, b0 = b_.service->calls;
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(Call(stub_.get(), false, absl::Seconds(5)).ok());
+    }
+    EXPECT_EQ(a_.service->calls - a0, 10);
+    EXPECT_EQ(b_.service->calls - b0, 10);
+  } else {
+    std::string first;
+    ASSERT_TRUE(Call(stub_.get(), false, absl::Seconds(5), &first).ok());
+    for (int i = 0; i < 20; ++i) {
+      std::string who;
+      ASSERT_TRUE(Call(stub_.get(), false, absl::Seconds(5), &who).ok());
+      EXPECT_EQ(who, first);
+    }
+    EXPECT_TRUE(a_.service->calls == 21 || b_.service->calls == 21);
+    if (!GetParam().dns) {
+      EXPECT_EQ(first, "a");  // The first address.
+    }
+  }
+}
+
+TEST_P(ChannelLbTest, StoppingAServerMovesTrafficWithoutFailedCalls) {
+  ASSERT_TRUE(channel_->WaitForConnected(absl::Now() + absl::Seconds(5)));
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0};
+  absl::Mutex mu;
+  std::vector<std::string> failures;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      while (!stop) {
+        Status s = Call(stub_.get(), /*wait_for_ready=*/true, absl::Seconds(5));
+        if (s.ok()) {
+          ++ok;
+        } else {
+          absl::MutexLock lock(&mu);
+          failures.push_back(s.error_message());
+        }
+      }
+    });
+  }
+  // Calls flow; then stop the server that gets them (pick_first), or "a".
+  const absl::Time until = absl::Now() + absl::Seconds(5);
+  while (ok < 50 && absl::Now() < until) absl::SleepFor(absl::Milliseconds(5));
+  Backend* victim = &a_;
+  Backend* survivor = &b_;
+  if (!round_robin() && b_.service->calls > a_.service->calls) {
+    std::swap(victim, survivor);
+  }
+  victim->server->Shutdown(absl::Now() + absl::Seconds(2));
+  const int survivor_before = survivor->service->calls;
+  const int ok_before = ok;
+  const absl::Time until2 = absl::Now() + absl::Seconds(5);
+  while (ok < ok_before + 100 && absl::Now() < until2) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(failures.empty())
+      << failures.size()
+      << " failed, first: " << (failures.empty() ? "" : failures[0]);
+  EXPECT_GE(ok.load(), ok_before + 100);
+  EXPECT_GE(survivor->service->calls - survivor_before, 100);
+  // New fail-fast calls work too.
+  EXPECT_TRUE(Call(stub_.get(), false, absl::Seconds(5)).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ChannelLbTest,
+                         ::testing::Values(LbParam{"pick_first", false},
+                                           LbParam{"round_robin", false},
+                                           LbParam{"pick_first", true},
+                                           LbParam{"round_robin", true}),
+                         [](const ::testing::TestParamInfo<LbParam>& info) {
+                           return absl::StrCat(
+                               info.param.policy == std::string("round_robin")
+                                   ? "RoundRobin"
+                                   : "PickFirst",
+                               info.param.dns ? "Dns" : "Ipv4");
+                         });
+
+// A port where nothing listens (a server's, after it stopped).
+int DeadPort() {
+  int port = 0;
+  Backend b = StartBackend("x", "127.0.0.1:0", &port);
+  b.server->Shutdown(absl::Now());
+  return port;
+}
+
+TEST(ChannelTest, FailFastVsWaitForReady) {
+  const int port = DeadPort();
+  auto channel =
+      CreateCustomChannel(absl::StrCat("ipv4:127.0.0.1:", port),
+                          InsecureChannelCredentials(), TestArgs("pick_first"));
+  auto stub = EchoService::NewStub(channel);
+  // Fail-fast: UNAVAILABLE as soon as the attempt failed.
+  absl::Time start = absl::Now();
+  Status s = Call(stub.get(), false, absl::Seconds(10));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_NE(s.error_message().find("failed to connect"), std::string::npos)
+      << s.error_message();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
+  // In TRANSIENT_FAILURE fail-fast calls fail at once.
+  start = absl::Now();
+  s = Call(stub.get(), false, absl::Seconds(10));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
+  // Wait-for-ready: waits until its deadline.
+  start = absl::Now();
+  s = Call(stub.get(), true, absl::Milliseconds(400));
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(390));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  // ... and succeeds when a server appears before the deadline.
+  Status late;
+  std::thread t([&] { late = Call(stub.get(), true, absl::Seconds(10)); });
+  absl::SleepFor(absl::Milliseconds(300));
+  Backend b = StartBackend("late", absl::StrCat("127.0.0.1:", port), nullptr);
+  ASSERT_NE(b.server, nullptr) << "port " << port << " was taken meanwhile";
+  t.join();
+  EXPECT_TRUE(late.ok()) << late.error_message();
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kReady);
+  b.server->Shutdown(absl::Now());
+}
+
+TEST(ChannelTest, ConnectivityStates) {
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  auto channel =
+      CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                          InsecureChannelCredentials(), TestArgs("pick_first"));
+  // Lazy: IDLE until asked.
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kIdle);
+  EXPECT_FALSE(channel->WaitForStateChange(
+      ConnectivityState::kIdle, absl::Now() + absl::Milliseconds(100)));
+  std::vector<ConnectivityState> seen;
+  ConnectivityState s = channel->GetState(true);
+  EXPECT_EQ(s, ConnectivityState::kIdle);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (s != ConnectivityState::kReady &&
+         channel->WaitForStateChange(s, deadline)) {
+    s = channel->GetState(false);
+    seen.push_back(s);
+  }
+  ASSERT_EQ(s, ConnectivityState::kReady);
+  // CONNECTING is brief on loopback: a poller may see READY first
+  // (ResolvingIsConnecting holds CONNECTING still).
+  EXPECT_TRUE(seen.front() == ConnectivityState::kConnecting ||
+              seen.front() == ConnectivityState::kReady);
+  // The server goes away: IDLE (pick_first), then connecting again on
+  // request fails: TRANSIENT_FAILURE.
+  b.server->Shutdown(absl::Now() + absl::Seconds(1));
+  ASSERT_TRUE(channel->WaitForStateChange(ConnectivityState::kReady,
+                                          absl::Now() + absl::Seconds(5)));
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kIdle);
+  s = channel->GetState(true);
+  const absl::Time deadline2 = absl::Now() + absl::Seconds(5);
+  while (s != ConnectivityState::kTransientFailure &&
+         channel->WaitForStateChange(s, deadline2)) {
+    s = channel->GetState(false);
+  }
+  EXPECT_EQ(s, ConnectivityState::kTransientFailure);
+  EXPECT_FALSE(
+      channel->WaitForConnected(absl::Now() + absl::Milliseconds(200)));
+}
+
+TEST(ChannelTest, ResolvingIsConnectingAndFailFastCallsWait) {
+  // A DNS "server" that never answers: resolution takes c-ares's timeout.
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://127.0.0.1:", ntohs(addr.sin_port), "/svc.test:1"),
+      InsecureChannelCredentials(), TestArgs("pick_first"));
+  EXPECT_EQ(channel->GetState(true), ConnectivityState::kIdle);
+  ASSERT_TRUE(channel->WaitForStateChange(ConnectivityState::kIdle,
+                                          absl::Now() + absl::Seconds(5)));
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kConnecting);
+  // Fail-fast calls wait while CONNECTING (gRPC's wait-for-ready.md).
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Milliseconds(300));
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kConnecting);
+  channel.reset();
+  close(fd);
+}
+
+TEST(ChannelTest, UnknownNameIsUnavailableWithTheDnsError) {
+  auto dns =
+      transport::testing::DnsmasqServer::Start({{"svc.test", "127.0.0.2"}});
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://", (*dns)->address(), "/nope.test:50051"),
+      InsecureChannelCredentials(), TestArgs("pick_first"));
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Seconds(10));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_NE(s.error_message().find("nope.test"), std::string::npos)
+      << s.error_message();
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
+  // Wait-for-ready calls wait out their deadline.
+  s = Call(stub.get(), true, absl::Milliseconds(300));
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED);
+}
+
+TEST(ChannelTest, TlsVerifiesTheTargetHostNotTheResolvedIp) {
+  const auto& certs = transport::testing::GetTestCertificates();
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  // The certificate names DNS:localhost and IP:127.0.0.1.
+  SslServerCredentialsOptions server_options;
+  server_options.pem_key_cert_pairs.push_back(
+      {certs->server_key_pem, certs->server_chain_pem});
+  NamedService service("tls");
+  int port = 0;
+  auto server =
+      ServerBuilder()
+          .AddListeningPort("127.0.0.1:0", SslServerCredentials(server_options),
+                            &port)
+          .RegisterService(&service)
+          .BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto dns = transport::testing::DnsmasqServer::Start(
+      {{"svc.test", "127.0.0.1"}, {"localhost.test", "127.0.0.1"}});
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  SslCredentialsOptions options;
+  options.pem_root_certs = certs->ca_pem;
+  auto creds = SslCredentials(options);
+  const std::string svc =
+      absl::StrCat("dns://", (*dns)->address(), "/svc.test:", port);
+  {
+    // svc.test resolves to 127.0.0.1, which the certificate names, but the
+    // name verified is svc.test: the handshake fails.
+    auto channel = CreateCustomChannel(svc, creds, TestArgs("pick_first"));
+    auto stub = EchoService::NewStub(channel);
+    Status s = Call(stub.get(), false, absl::Seconds(5));
+    EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  }
+  {
+    // ... unless overridden.
+    ChannelArguments args = TestArgs("pick_first");
+    args.SetSslTargetNameOverride("localhost");
+    auto channel = CreateCustomChannel(svc, creds, args);
+    auto stub = EchoService::NewStub(channel);
+    Status s = Call(stub.get(), false, absl::Seconds(5));
+    EXPECT_TRUE(s.ok()) << s.error_message();
+  }
+  server->Shutdown(absl::Now());
+}
+
+TEST(ChannelTest, BadDnsAuthorityFailsCalls) {
+  auto channel =
+      CreateChannel("dns://not-an-ip/svc.test:1", InsecureChannelCredentials());
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Seconds(5));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
+}
+
+TEST(ChannelTest, TooManyPingsDoublesTheKeepaliveTime) {
+  // The server allows a ping per 400 ms; the channel pings every 150 ms.
+  // Each GOAWAY too_many_pings doubles the channel's keepalive time for its
+  // next connection: 150 -> 300 -> 600 ms, which the server accepts. Without
+  // the doubling a GOAWAY would come about every 450 ms.
+  NamedService service("s");
+  int port = 0;
+  auto server =
+      ServerBuilder()
+          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
+          .RegisterService(&service)
+          .SetKeepalivePermitWithoutCalls(true)
+          .SetMinPingIntervalWithoutData(absl::Milliseconds(400))
+          .BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ChannelArguments args = TestArgs("pick_first");
+  args.keepalive_time = absl::Milliseconds(150);
+  args.keepalive_permit_without_calls = true;
+  auto channel = CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                                     InsecureChannelCredentials(), args);
+  const uint64_t before = internal::ServerConnection::too_many_pings_goaways();
+  const absl::Time end = absl::Now() + absl::Seconds(4);
+  while (absl::Now() < end) {
+    channel->WaitForConnected(absl::Now() + absl::Milliseconds(200));
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const uint64_t goaways =
+      internal::ServerConnection::too_many_pings_goaways() - before;
+  EXPECT_GE(goaways, 1u);
+  EXPECT_LE(goaways, 3u);
+  server->Shutdown(absl::Now());
+}
+
+TEST(ChannelTest, ServerThatDropsConnectionsIsNotHammered) {
+  // Accepts and closes at once; counts the connections.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 64), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::atomic<bool> stop{false};
+  std::atomic<int> accepted{0};
+  std::thread acceptor([&] {
+    while (!stop) {
+      pollfd p = {fd, POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      const int c = accept(fd, nullptr, nullptr);
+      if (c >= 0) {
+        ++accepted;
+        close(c);
+      }
+    }
+  });
+  ChannelArguments args = TestArgs("round_robin");
+  args.initial_backoff = absl::Milliseconds(200);
+  auto channel =
+      CreateCustomChannel(absl::StrCat("ipv4:127.0.0.1:", ntohs(addr.sin_port)),
+                          InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  // Calls keep the channel reconnecting for 1 s (a call sent on a
+  // connection that then drops fails, as in gRPC).
+  const absl::Time end = absl::Now() + absl::Seconds(1);
+  int calls = 0;
+  while (absl::Now() < end) {
+    EXPECT_NE(Call(stub.get(), true, end - absl::Now()).error_code(),
+              StatusCode::OK);
+    ++calls;
+  }
+  stop = true;
+  acceptor.join();
+  close(fd);
+  // About one connection per 200 ms, not one per loop iteration.
+  EXPECT_GE(accepted.load(), 2);
+  EXPECT_LE(accepted.load(), 8) << calls << " calls";
+}
+
+// A tiny DNS server on 127.0.0.1 (UDP): NXDOMAIN for every name until
+// answer() is set, then svc.test A 127.0.0.1 (and no AAAA). Counts the A
+// queries for svc.test.
+class FlakyDns {
+ public:
+  FlakyDns() {
+    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FlakyDns() {
+    stop_ = true;
+    thread_.join();
+    close(fd_);
+  }
+  int port() const { return port_; }
+  void answer() { answer_ = true; }
+  int a_queries() const { return a_queries_; }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      pollfd p = {fd_, POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      unsigned char q[512];
+      sockaddr_in from = {};
+      socklen_t from_len = sizeof(from);
+      const ssize_t n = recvfrom(fd_, q, sizeof(q), 0,
+                                 reinterpret_cast<sockaddr*>(&from), &from_len);
+      if (n < 12) continue;
+      // The question: labels, then type and class.
+      size_t i = 12;
+      std::string name;
+      while (i < static_cast<size_t>(n) && q[i] != 0) {
+        if (!name.empty()) name += '.';
+        name.append(reinterpret_cast<char*>(q + i + 1), q[i]);
+        i += q[i] + 1;
+      }
+      const size_t qend = i + 5;  // Root label, type, class.
+      if (qend > static_cast<size_t>(n)) continue;
+      const int type = q[i + 1] << 8 | q[i + 2];
+      const bool ours = name == "svc.test";
+      if (ours && type == 1) ++a_queries_;
+      std::string r(reinterpret_cast<char*>(q), qend);
+      r[2] = static_cast<char>(0x81);  // QR, RD.
+      const bool found = answer_ && ours;
+      r[3] = static_cast<char>(found ? 0x80 : 0x83);  // RA; NXDOMAIN.
+      r[4] = 0, r[5] = 1;                             // QDCOUNT 1.
+      r[6] = 0, r[7] = 0, r[8] = 0, r[9] = 0, r[10] = 0, r[11] = 0;
+      if (found && type == 1) {
+        r[7] = 1;  // ANCOUNT 1: svc.test A 127.0.0.1, TTL 1.
+        const unsigned char answer[] = {0xc0, 0x0c, 0, 1, 0,   1, 0, 0,
+                                        0,    1,    0, 4, 127, 0, 0, 1};
+        r.append(reinterpret_cast<const char*>(answer), sizeof(answer));
+      }
+      sendto(fd_, r.data(), r.size(), 0, reinterpret_cast<sockaddr*>(&from),
+             from_len);
+    }
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> answer_{false};
+  std::atomic<int> a_queries_{0};
+  std::thread thread_;
+};
+
+TEST(ChannelTest, DnsFailureIsRetriedWithBackoffAndRecovers) {
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  FlakyDns dns;
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://127.0.0.1:", dns.port(), "/svc.test:", port),
+      InsecureChannelCredentials(), TestArgs("pick_first"));
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Seconds(5));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_NE(s.error_message().find("svc.test"), std::string::npos)
+      << s.error_message();
+  // Retries with backoff (100 ms, x1.6, at most 300 ms): a few per second,
+  // not a storm.
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
+  const int queries = dns.a_queries();
+  EXPECT_GE(queries, 3);
+  EXPECT_LE(queries, 12);
+  // Once the name resolves, a waiting call goes through.
+  dns.answer();
+  std::string who;
+  s = Call(stub.get(), true, absl::Seconds(5), &who);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(who, "s");
+  b.server->Shutdown(absl::Now());
+}
+
+TEST(ChannelTest, BadTargetFailsCalls) {
+  auto channel =
+      CreateChannel("ipv4:not-an-ip:1", InsecureChannelCredentials());
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Seconds(5));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_NE(s.error_message().find("bad target"), std::string::npos)
+      << s.error_message();
+  EXPECT_EQ(channel->GetState(true), ConnectivityState::kTransientFailure);
+}
+
+TEST(ChannelTest, UnknownPolicyFailsCalls) {
+  ChannelArguments args;
+  args.SetLoadBalancingPolicyName("grpclb");
+  auto channel =
+      CreateCustomChannel("127.0.0.1:1", InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Seconds(5));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_NE(s.error_message().find("grpclb"), std::string::npos);
+}
+
+TEST(ChannelTest, UnixTarget) {
+  // TEST_TMPDIR is often longer than sun_path allows: a short /tmp path.
+  char dir[] = "/tmp/rpc_channel_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = absl::StrCat(dir, "/s.sock");
+  Backend b = StartBackend("unix", "unix:" + path, nullptr);
+  ASSERT_NE(b.server, nullptr);
+  for (const std::string& target : {"unix:" + path, "unix://" + path}) {
+    SCOPED_TRACE(target);
+    auto channel = CreateChannel(target, InsecureChannelCredentials());
+    auto stub = EchoService::NewStub(channel);
+    std::string who;
+    Status s = Call(stub.get(), false, absl::Seconds(5), &who);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(who, "unix");
+    EXPECT_EQ(channel->authority(), "localhost");
+  }
+  b.server->Shutdown(absl::Now());
+  std::remove(path.c_str());
+  rmdir(dir);
+}
+
+TEST(ChannelTest, BareHostPortIsDnsWithTheSystemResolver) {
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  // "localhost" comes from /etc/hosts through c-ares, offline.
+  auto channel = CreateChannel(absl::StrCat("localhost:", port),
+                               InsecureChannelCredentials());
+  EXPECT_EQ(channel->authority(), absl::StrCat("localhost:", port));
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Seconds(5));
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  b.server->Shutdown(absl::Now());
+}
+
+}  // namespace
+}  // namespace rpc

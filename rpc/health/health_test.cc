@@ -1,0 +1,357 @@
+// grpc.health.v1.Health on our server, called by our client and by Debian's
+// grpc++ client (stubs from grpc_cpp_plugin, namespace
+// grpc::health::v1::grpcpeer). Every wait is bounded by a deadline.
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "rpc/health/health.grpc.pb.h"
+#include "rpc/health/health.pb.h"
+#include "rpc/health/health.rpc.pb.h"
+#include "rpc/health/health_check_service.h"
+#include "rpc/rpc.h"
+
+namespace rpc {
+namespace {
+
+using grpc::health::v1::Health;
+using grpc::health::v1::HealthCheckRequest;
+using grpc::health::v1::HealthCheckResponse;
+using GrpcHealth = grpc::health::v1::grpcpeer::Health;
+
+// Polls `done` until it holds or `timeout` passed.
+bool WaitFor(const std::function<bool()>& done,
+             absl::Duration timeout = absl::Seconds(5)) {
+  const absl::Time limit = absl::Now() + timeout;
+  while (!done()) {
+    if (absl::Now() > limit) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+HealthCheckRequest Request(const std::string& service) {
+  HealthCheckRequest req;
+  req.set_service(service);
+  return req;
+}
+
+class HealthTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    stub_.reset();
+    channel_.reset();
+    if (server_ != nullptr) server_->Shutdown(absl::Now() + absl::Seconds(5));
+    server_.reset();
+    EnableDefaultHealthCheckService(false);
+  }
+
+  // Starts a server with the default health service when `enable`, plus
+  // `extra` if given.
+  void StartServer(bool enable, Service* extra = nullptr) {
+    EnableDefaultHealthCheckService(enable);
+    ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", InsecureServerCredentials(),
+                             &port_);
+    if (extra != nullptr) builder.RegisterService(extra);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port_, 0);
+    channel_ = CreateChannel(Target(), InsecureChannelCredentials());
+    stub_ = Health::NewStub(channel_);
+  }
+
+  std::string Target() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  static void Bound(ClientContext* ctx) {
+    ctx->set_deadline(absl::Now() + absl::Seconds(10));
+  }
+
+  Status Check(const std::string& service, HealthCheckResponse* resp) {
+    ClientContext ctx;
+    Bound(&ctx);
+    return stub_->Check(&ctx, Request(service), resp);
+  }
+
+  HealthCheckService* Default() {
+    return static_cast<HealthCheckService*>(server_->GetHealthCheckService());
+  }
+
+  int port_ = 0;
+  std::unique_ptr<Server> server_;
+  std::shared_ptr<Channel> channel_;
+  std::unique_ptr<Health::Stub> stub_;
+};
+
+TEST_F(HealthTest, DisabledByDefault) {
+  StartServer(false);
+  EXPECT_EQ(server_->GetHealthCheckService(), nullptr);
+  HealthCheckResponse resp;
+  EXPECT_EQ(Check("", &resp).error_code(), StatusCode::UNIMPLEMENTED);
+}
+
+TEST_F(HealthTest, CheckServerAndNamedServices) {
+  StartServer(true);
+  ASSERT_TRUE(DefaultHealthCheckServiceEnabled());
+  HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  ASSERT_NE(health, nullptr);
+
+  HealthCheckResponse resp;
+  ASSERT_TRUE(Check("", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+
+  Status s = Check("pkg.Foo", &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::NOT_FOUND);
+
+  health->SetServingStatus("pkg.Foo", true);
+  health->SetServingStatus("pkg.Bar", false);
+  ASSERT_TRUE(Check("pkg.Foo", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  ASSERT_TRUE(Check("pkg.Bar", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+
+  // All at once.
+  health->SetServingStatus(false);
+  for (const char* name : {"", "pkg.Foo", "pkg.Bar"}) {
+    ASSERT_TRUE(Check(name, &resp).ok()) << name;
+    EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING) << name;
+  }
+  health->SetServingStatus(true);
+  ASSERT_TRUE(Check("pkg.Bar", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+
+  // Shutdown: NOT_SERVING, and later changes are ignored.
+  health->Shutdown();
+  health->SetServingStatus("", true);
+  health->SetServingStatus("pkg.New", true);
+  ASSERT_TRUE(Check("", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(Check("pkg.New", &resp).error_code(), StatusCode::NOT_FOUND);
+}
+
+TEST_F(HealthTest, WatchInitialChangeAndCancel) {
+  StartServer(true);
+  HealthCheckService* health = Default();
+  ClientContext ctx;
+  Bound(&ctx);
+  std::unique_ptr<ClientReader<HealthCheckResponse>> reader =
+      stub_->Watch(&ctx, Request(""));
+  HealthCheckResponse resp;
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  ASSERT_TRUE(WaitFor([&] { return health->num_watchers() == 1; }));
+
+  health->SetServingStatus("", false);
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+
+  // Another service's change is not sent to this watcher.
+  health->SetServingStatus("pkg.Other", true);
+  health->SetServingStatus("", true);
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+
+  const absl::Time start = absl::Now();
+  ctx.TryCancel();
+  EXPECT_FALSE(reader->Read(&resp));
+  EXPECT_EQ(reader->Finish().error_code(), StatusCode::CANCELLED);
+  // The handler notices within a poll interval and frees its worker.
+  ASSERT_TRUE(WaitFor([&] { return health->num_watchers() == 0; }));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST_F(HealthTest, WatchUnknownServiceThenKnown) {
+  StartServer(true);
+  ClientContext ctx;
+  Bound(&ctx);
+  auto reader = stub_->Watch(&ctx, Request("pkg.Later"));
+  HealthCheckResponse resp;
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVICE_UNKNOWN);
+  server_->GetHealthCheckService()->SetServingStatus("pkg.Later", true);
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  ctx.TryCancel();
+  EXPECT_FALSE(reader->Read(&resp));
+  reader->Finish();
+}
+
+TEST_F(HealthTest, ServerShutdownEndsWatches) {
+  StartServer(true);
+  ClientContext ctx;
+  Bound(&ctx);
+  auto reader = stub_->Watch(&ctx, Request(""));
+  ClientContext ctx2;
+  Bound(&ctx2);
+  auto reader2 = stub_->Watch(&ctx2, Request("pkg.Unknown"));
+  HealthCheckResponse resp;
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  ASSERT_TRUE(reader2->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVICE_UNKNOWN);
+
+  // A graceful shutdown with a long deadline: the watches must not hold it.
+  const absl::Time start = absl::Now();
+  absl::Notification done;
+  std::thread shutdown([&] {
+    server_->Shutdown(absl::Now() + absl::Seconds(20));
+    done.Notify();
+  });
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  EXPECT_FALSE(reader->Read(&resp));
+  EXPECT_EQ(reader->Finish().error_code(), StatusCode::UNAVAILABLE);
+  // An unknown name stays unknown (Shutdown covers the known ones).
+  EXPECT_FALSE(reader2->Read(&resp));
+  EXPECT_EQ(reader2->Finish().error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(15)));
+  shutdown.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(HealthTest, ExplicitServiceAndWatcherLimit) {
+  HealthCheckService health(/*max_watchers=*/1);
+  // Enabled, but an explicitly registered one takes the place of the default.
+  StartServer(true, &health);
+  EXPECT_EQ(server_->GetHealthCheckService(), nullptr);
+  health.SetServingStatus("pkg.Foo", false);
+  HealthCheckResponse resp;
+  ASSERT_TRUE(Check("pkg.Foo", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+
+  ClientContext ctx;
+  Bound(&ctx);
+  auto reader = stub_->Watch(&ctx, Request("pkg.Foo"));
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  ASSERT_TRUE(WaitFor([&] { return health.num_watchers() == 1; }));
+
+  ClientContext ctx2;
+  Bound(&ctx2);
+  auto reader2 = stub_->Watch(&ctx2, Request("pkg.Foo"));
+  EXPECT_FALSE(reader2->Read(&resp));
+  EXPECT_EQ(reader2->Finish().error_code(), StatusCode::RESOURCE_EXHAUSTED);
+
+  ctx.TryCancel();
+  EXPECT_FALSE(reader->Read(&resp));
+  reader->Finish();
+  ASSERT_TRUE(WaitFor([&] { return health.num_watchers() == 0; }));
+  // The explicit service is shut down by its owner, before the server.
+  health.Shutdown();
+  ASSERT_TRUE(Check("", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  stub_.reset();
+  channel_.reset();
+  server_->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
+// ---- Debian's grpc++ client against our server ----
+
+class GrpcClientHealthTest : public HealthTest {
+ protected:
+  void StartGrpc() {
+    StartServer(true);
+    grpc_channel_ =
+        grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials());
+    grpc_stub_ = GrpcHealth::NewStub(grpc_channel_);
+  }
+  void TearDown() override {
+    grpc_stub_.reset();
+    grpc_channel_.reset();
+    HealthTest::TearDown();
+  }
+  static void Bound(grpc::ClientContext* ctx) {
+    ctx->set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::seconds(10));
+  }
+
+  std::shared_ptr<grpc::Channel> grpc_channel_;
+  std::unique_ptr<GrpcHealth::Stub> grpc_stub_;
+};
+
+TEST_F(GrpcClientHealthTest, Check) {
+  StartGrpc();
+  HealthCheckResponse resp;
+  {
+    grpc::ClientContext ctx;
+    Bound(&ctx);
+    ASSERT_TRUE(grpc_stub_->Check(&ctx, Request(""), &resp).ok());
+    EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  }
+  server_->GetHealthCheckService()->SetServingStatus("pkg.Foo", false);
+  {
+    grpc::ClientContext ctx;
+    Bound(&ctx);
+    ASSERT_TRUE(grpc_stub_->Check(&ctx, Request("pkg.Foo"), &resp).ok());
+    EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  }
+  {
+    grpc::ClientContext ctx;
+    Bound(&ctx);
+    grpc::Status s = grpc_stub_->Check(&ctx, Request("pkg.Nope"), &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+}
+
+TEST_F(GrpcClientHealthTest, WatchChangeAndCancel) {
+  StartGrpc();
+  HealthCheckService* health = Default();
+  grpc::ClientContext ctx;
+  Bound(&ctx);
+  std::unique_ptr<grpc::ClientReader<HealthCheckResponse>> reader =
+      grpc_stub_->Watch(&ctx, Request(""));
+  HealthCheckResponse resp;
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  health->SetServingStatus("", false);
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+
+  const absl::Time start = absl::Now();
+  ctx.TryCancel();
+  EXPECT_FALSE(reader->Read(&resp));
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  ASSERT_TRUE(WaitFor([&] { return health->num_watchers() == 0; }));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST_F(GrpcClientHealthTest, ServerShutdownEndsWatch) {
+  StartGrpc();
+  grpc::ClientContext ctx;
+  Bound(&ctx);
+  auto reader = grpc_stub_->Watch(&ctx, Request(""));
+  HealthCheckResponse resp;
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  const absl::Time start = absl::Now();
+  std::thread shutdown(
+      [&] { server_->Shutdown(absl::Now() + absl::Seconds(20)); });
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  EXPECT_FALSE(reader->Read(&resp));
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+  shutdown.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(GrpcClientHealthTest, DisabledIsUnimplemented) {
+  StartServer(false);
+  auto stub = GrpcHealth::NewStub(
+      grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  Bound(&ctx);
+  HealthCheckResponse resp;
+  EXPECT_EQ(stub->Check(&ctx, Request(""), &resp).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+}
+
+}  // namespace
+}  // namespace rpc

@@ -1,0 +1,138 @@
+#include "rpc/internal/subchannel.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "transport/tcp.h"
+#include "transport/tls_endpoint.h"
+
+namespace rpc {
+namespace internal {
+
+Subchannel::Subchannel(Owner* owner, transport::EventLoop* loop,
+                       transport::SocketAddress address, const Options& options)
+    : owner_(owner),
+      loop_(loop),
+      address_(std::move(address)),
+      options_(options),
+      backoff_(options.backoff),
+      self_(std::make_shared<Subchannel*>(this)) {}
+
+Subchannel::~Subchannel() {
+  *self_ = nullptr;
+  if (backoff_timer_ != transport::EventLoop::kInvalidTimer) {
+    loop_->Cancel(backoff_timer_);
+  }
+  current_ = nullptr;
+  auto transports = std::move(transports_);
+  transports.clear();  // Fails their calls.
+}
+
+void Subchannel::SetState(ConnectivityState state) {
+  if (state_ == state) return;
+  previous_state_ = state_;
+  state_ = state;
+  owner_->OnSubchannelStateChange(this);
+}
+
+void Subchannel::Connect() {
+  if (state_ != ConnectivityState::kIdle) return;
+  SetState(ConnectivityState::kConnecting);
+  const absl::Duration wait = earliest_attempt_ - absl::Now();
+  if (wait > absl::ZeroDuration()) {
+    // The last connection was lost soon after it was made: attempts still
+    // start at least initial_backoff apart.
+    backoff_timer_ = loop_->RunAfter(wait, [self = self_] {
+      if (*self == nullptr) return;
+      (*self)->backoff_timer_ = transport::EventLoop::kInvalidTimer;
+      (*self)->StartAttempt();
+    });
+    return;
+  }
+  StartAttempt();
+}
+
+void Subchannel::StartAttempt() {
+  const absl::Time now = absl::Now();
+  const absl::Duration delay = backoff_.NextAttemptDelay();
+  attempt_start_ = now;
+  next_attempt_ = now + delay;
+  const absl::Duration timeout = backoff_.ConnectTimeout(delay);
+  if (options_.tls != nullptr) {
+    transport::TlsConnect(
+        loop_, address_, options_.tls, options_.tls_name, timeout,
+        [self = self_](
+            absl::StatusOr<std::unique_ptr<transport::TlsEndpoint>> endpoint) {
+          if (*self == nullptr) return;
+          if (!endpoint.ok()) {
+            (*self)->OnConnected(endpoint.status());
+          } else {
+            (*self)->OnConnected(
+                std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
+          }
+        });
+    return;
+  }
+  transport::TcpConnect(
+      loop_, address_, timeout,
+      [self = self_](
+          absl::StatusOr<std::unique_ptr<transport::TcpEndpoint>> endpoint) {
+        if (*self == nullptr) return;
+        if (!endpoint.ok()) {
+          (*self)->OnConnected(endpoint.status());
+        } else {
+          (*self)->OnConnected(
+              std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
+        }
+      });
+}
+
+void Subchannel::OnConnected(
+    absl::StatusOr<std::unique_ptr<transport::Endpoint>> endpoint) {
+  if (!endpoint.ok()) {
+    failed_since_ready_ = true;
+    last_error_ = absl::UnavailableError(
+        absl::StrCat("failed to connect to ", address_.ToString(), ": ",
+                     endpoint.status().message()));
+    backoff_timer_ =
+        loop_->RunAfter(next_attempt_ - absl::Now(), [self = self_] {
+          if (*self == nullptr) return;
+          (*self)->backoff_timer_ = transport::EventLoop::kInvalidTimer;
+          (*self)->SetState(ConnectivityState::kIdle);
+        });
+    SetState(ConnectivityState::kTransientFailure);
+    return;
+  }
+  backoff_.Reset();
+  earliest_attempt_ = attempt_start_ + options_.backoff.initial_backoff;
+  failed_since_ready_ = false;
+  last_error_ = absl::OkStatus();
+  ClientTransport::Host* host = this;
+  auto t = std::make_unique<ClientTransport>(
+      host, std::move(*endpoint), owner_->SubchannelTransportOptions());
+  current_ = t.get();
+  transports_[current_] = std::move(t);
+  current_->Start();
+  // (Closed already: OnTransportDraining made the subchannel IDLE.)
+  if (current_ != nullptr) SetState(ConnectivityState::kReady);
+}
+
+void Subchannel::OnTransportDraining(ClientTransport* transport) {
+  if (current_ != transport) return;
+  current_ = nullptr;
+  SetState(ConnectivityState::kIdle);
+}
+
+void Subchannel::OnTransportClosed(ClientTransport* transport) {
+  OnTransportDraining(transport);
+  loop_->Post([self = self_, transport] {
+    if (*self != nullptr) (*self)->transports_.erase(transport);
+  });
+}
+
+void Subchannel::OnTransportTooManyPings(ClientTransport* /*transport*/) {
+  owner_->OnSubchannelTooManyPings();
+}
+
+}  // namespace internal
+}  // namespace rpc

@@ -1,0 +1,126 @@
+// Subchannel: a channel's connection to one address, with its own
+// connectivity state and reconnect backoff (gRPC's subchannel).
+//
+//   IDLE --Connect()--> CONNECTING --connected--> READY
+//                           |                       |
+//                         failed            GOAWAY / closed
+//                           v                       v
+//                   TRANSIENT_FAILURE             IDLE
+//                           |
+//            the backoff delay passed (connection-backoff.md)
+//                           v
+//                         IDLE
+//
+// Attempts start at least initial_backoff apart, also after a connection
+// that was lost right after it was made (the backoff resets on success).
+//
+// Every change is reported to the Owner (the channel's load-balancing
+// policy), which decides when to Connect again. A connection that is
+// draining (GOAWAY) keeps carrying its calls until they end; the subchannel
+// owns it until it closed.
+//
+// Threading: every method runs on the channel's loop thread.
+
+#ifndef RPC_INTERNAL_SUBCHANNEL_H_
+#define RPC_INTERNAL_SUBCHANNEL_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "rpc/connectivity_state.h"
+#include "rpc/internal/backoff.h"
+#include "rpc/internal/client_transport.h"
+#include "transport/endpoint.h"
+#include "transport/event_loop.h"
+#include "transport/socket.h"
+#include "transport/tls.h"
+
+namespace rpc {
+namespace internal {
+
+class Subchannel final : private ClientTransport::Host {
+ public:
+  class Owner {
+   public:
+    virtual ~Owner() = default;
+    // The subchannel's state() changed.
+    virtual void OnSubchannelStateChange(Subchannel* subchannel) = 0;
+    // The options of its next connection (keepalive may change).
+    virtual ClientTransportOptions SubchannelTransportOptions() = 0;
+    // A connection was closed for too many pings (GOAWAY ENHANCE_YOUR_CALM).
+    virtual void OnSubchannelTooManyPings() = 0;
+  };
+
+  struct Options {
+    BackoffOptions backoff;
+    // TLS: the context and the name to verify; nullptr context: plain TCP.
+    std::shared_ptr<const transport::TlsContext> tls;
+    std::string tls_name;
+  };
+
+  Subchannel(Owner* owner, transport::EventLoop* loop,
+             transport::SocketAddress address, const Options& options);
+  // Closes its connections (their calls fail with UNAVAILABLE).
+  ~Subchannel() override;
+  Subchannel(const Subchannel&) = delete;
+  Subchannel& operator=(const Subchannel&) = delete;
+
+  const transport::SocketAddress& address() const { return address_; }
+  ConnectivityState state() const { return state_; }
+  // The state before the last change (READY -> IDLE: the connection was
+  // lost; TRANSIENT_FAILURE -> IDLE: the backoff delay passed).
+  ConnectivityState previous_state() const { return previous_state_; }
+  // Why the last attempt failed (TRANSIENT_FAILURE).
+  const absl::Status& last_error() const { return last_error_; }
+  // An attempt failed since the subchannel was last READY.
+  bool failed_since_ready() const { return failed_since_ready_; }
+  // IDLE: starts connecting. Otherwise nothing.
+  void Connect();
+  // READY: the connection to start calls on; else nullptr.
+  ClientTransport* transport() const { return current_; }
+  // Connections still open (the current one and draining ones).
+  size_t open_transports() const { return transports_.size(); }
+
+ private:
+  void SetState(ConnectivityState state);
+  // The connection attempt itself (Connect waits for earliest_attempt_).
+  void StartAttempt();
+  void OnConnected(
+      absl::StatusOr<std::unique_ptr<transport::Endpoint>> endpoint);
+  // ---- ClientTransport::Host ----
+  void OnTransportDraining(ClientTransport* transport) override;
+  void OnTransportClosed(ClientTransport* transport) override;
+  void OnTransportTooManyPings(ClientTransport* transport) override;
+
+  Owner* const owner_;
+  transport::EventLoop* const loop_;
+  const transport::SocketAddress address_;
+  const Options options_;
+  Backoff backoff_;
+  ConnectivityState state_ = ConnectivityState::kIdle;
+  ConnectivityState previous_state_ = ConnectivityState::kIdle;
+  bool failed_since_ready_ = false;
+  absl::Status last_error_;
+  absl::Time attempt_start_;
+  absl::Time next_attempt_;  // Start of the last attempt + its delay.
+  // After a success: the next attempt starts no sooner than initial_backoff
+  // after the last one, so a server that accepts and drops connections at
+  // once is not hammered.
+  absl::Time earliest_attempt_ = absl::InfinitePast();
+  transport::EventLoop::TimerId backoff_timer_ =
+      transport::EventLoop::kInvalidTimer;
+  ClientTransport* current_ = nullptr;
+  absl::flat_hash_map<ClientTransport*, std::unique_ptr<ClientTransport>>
+      transports_;
+  // Keeps connect and timer callbacks from touching a destroyed subchannel.
+  std::shared_ptr<Subchannel*> self_;
+};
+
+}  // namespace internal
+}  // namespace rpc
+
+#endif  // RPC_INTERNAL_SUBCHANNEL_H_
