@@ -61,6 +61,7 @@ void ConnectionDriver::GracefulShutdown() {
 
 void ConnectionDriver::Abort(absl::Status status) {
   if (state_ == State::kClosed) return;
+  close_reason_ = status;
   if (!connection_->dead()) connection_->OnTransportClosed();
   FinishClose(std::move(status));
 }
@@ -101,10 +102,12 @@ void ConnectionDriver::OnReadable() {
   }
   if (last.outcome == IoOutcome::kEof || last.outcome == IoOutcome::kError) {
     const bool clean = connection_->done();
+    close_reason_ = last.outcome == IoOutcome::kError ? last.status
+                    : clean
+                        ? absl::OkStatus()
+                        : absl::UnavailableError("peer closed the connection");
     if (!connection_->dead()) connection_->OnTransportClosed();
-    FinishClose(last.outcome == IoOutcome::kError ? last.status
-                : clean                           ? absl::OkStatus()
-                        : absl::UnavailableError("peer closed the connection"));
+    FinishClose(close_reason_);
     return;
   }
   if (yield && !read_resume_posted_) {

@@ -118,6 +118,10 @@ class ConnectionDriver {
 
   // The endpoint is closed (OnDriverClosed may still be due).
   bool closed() const { return state_ == State::kClosed; }
+  // Why the transport closed (an I/O or TLS error, the peer's EOF, an
+  // Abort's status); set before the streams are reset, so listeners can
+  // tell their calls. OK while open and after a clean close.
+  const absl::Status& close_reason() const { return close_reason_; }
   // Octets written and read so far.
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bytes_read() const { return bytes_read_; }
@@ -150,6 +154,7 @@ class ConnectionDriver {
   // storage of a loop task, no allocation).
   Self self_;
 
+  absl::Status close_reason_;
   State state_ = State::kIdle;
   SliceBuffer read_buffer_;
   size_t read_room_ = 0;  // Spare octets left in read_buffer_'s block.

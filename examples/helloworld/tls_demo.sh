@@ -50,7 +50,10 @@ echo "client: --target=$target --tls_ca=ca.pem --tls_cert=client.pem"
 "$client_bin" --target="$target" --tls_ca=ca.pem --tls_cert=client.pem \
   --tls_key=client.key --name="TLS over $target"
 echo "client without its certificate (the server requires one):"
-if "$client_bin" --target="$target" --tls_ca=ca.pem --name=anonymous; then
+if "$client_bin" --target="$target" --tls_ca=ca.pem --name=anonymous \
+  2>client.err; then
   echo "unexpected success" >&2
   exit 1
 fi
+cat client.err
+grep -q "UNAVAILABLE: .*certificate required" client.err

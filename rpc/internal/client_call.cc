@@ -347,7 +347,7 @@ void ClientCall::LoopOnEnd() {
 }
 
 void ClientCall::LoopOnReset(transport::Http2ErrorCode code, bool remote,
-                             bool connection_dead) {
+                             bool connection_dead, const std::string& reason) {
   stream_open_ = false;
   if (done_loop_) return;
   if (deadline_ != absl::InfiniteFuture() && absl::Now() >= deadline_) {
@@ -356,8 +356,10 @@ void ClientCall::LoopOnReset(transport::Http2ErrorCode code, bool remote,
     return;
   }
   if (connection_dead || !remote) {
-    LoopComplete(Status(StatusCode::UNAVAILABLE, "connection failed"), {},
-                 false);
+    LoopComplete(Status(StatusCode::UNAVAILABLE,
+                        reason.empty() ? std::string("connection failed")
+                                       : "connection failed: " + reason),
+                 {}, false);
     return;
   }
   const uint32_t h2 = static_cast<uint32_t>(code);

@@ -114,8 +114,9 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   void LoopOnTrailers(const hpack::HeaderList& trailers);
   void LoopOnData(transport::Slice data);
   void LoopOnEnd();
+  // `reason`: why the connection died (empty when it did not, or unknown).
   void LoopOnReset(transport::Http2ErrorCode code, bool remote,
-                   bool connection_dead);
+                   bool connection_dead, const std::string& reason);
   void LoopOnClosed();
   void LoopReleaseWriteCredit() { core_.ReleaseWriteCredit(); }
   // Ends the call with `status` (no stream, or the stream is reset).

@@ -89,9 +89,21 @@ void ClientTransport::OnEndStream(uint32_t stream_id) {
 void ClientTransport::OnStreamReset(uint32_t stream_id,
                                     transport::Http2ErrorCode code,
                                     bool remote) {
-  if (ClientCall* call = Find(stream_id)) {
-    call->LoopOnReset(code, remote, connection().dead());
+  ClientCall* call = Find(stream_id);
+  if (call == nullptr) return;
+  if (!connection().dead()) {
+    call->LoopOnReset(code, remote, /*connection_dead=*/false, "");
+    return;
   }
+  // Why the connection died: the transport's error (TLS alert, reset,
+  // EOF) or the HTTP/2 error that killed it.
+  std::string reason;
+  if (!driver_.close_reason().ok()) {
+    reason = std::string(driver_.close_reason().message());
+  } else if (!connection().error().ok()) {
+    reason = connection().error().ToString();
+  }
+  call->LoopOnReset(code, remote, /*connection_dead=*/true, reason);
 }
 
 void ClientTransport::OnStreamClosed(uint32_t stream_id) {
