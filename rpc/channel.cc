@@ -318,9 +318,15 @@ void Channel::LoopOnResolved(
           owner, loop_, address, subchannel_options_));
     }
   }
+  retired_.erase(
+      std::remove_if(retired_.begin(), retired_.end(),
+                     [](const auto& sc) { return sc->open_transports() == 0; }),
+      retired_.end());
   for (auto& old : subchannels_) {
     if (old == nullptr) continue;
     if (selected_ == old.get()) selected_ = nullptr;
+    // The address is gone: its calls finish, then the connection closes.
+    old->Disconnect();
     if (old->open_transports() > 0) retired_.push_back(std::move(old));
   }
   subchannels_ = std::move(next);
@@ -360,8 +366,7 @@ void Channel::LoopPickFirstFrom(size_t i) {
     internal::Subchannel* sc = subchannels_[i].get();
     switch (sc->state()) {
       case ConnectivityState::kReady:
-        selected_ = sc;
-        pick_first_trying_ = false;
+        LoopPickFirstSelect(sc);
         return;
       case ConnectivityState::kIdle:
         pick_first_index_ = i;
@@ -380,6 +385,16 @@ void Channel::LoopPickFirstFrom(size_t i) {
   transient_failure_ = true;
   LoopResolve(/*now=*/false);
   for (auto& sc : subchannels_) sc->Connect();
+}
+
+void Channel::LoopPickFirstSelect(internal::Subchannel* sc) {
+  selected_ = sc;
+  pick_first_trying_ = false;
+  // After a pass where every address failed, all were retried: keep the
+  // first that connected, close the others.
+  for (auto& other : subchannels_) {
+    if (other.get() != sc) other->Disconnect();
+  }
 }
 
 void Channel::OnSubchannelStateChange(internal::Subchannel* sc) {
@@ -406,10 +421,12 @@ void Channel::OnSubchannelStateChange(internal::Subchannel* sc) {
       idle_ = true;
       transient_failure_ = false;
     }
-  } else if (selected_ == nullptr && !idle_) {
+  } else if (selected_ != nullptr) {
+    // pick_first keeps one connection: one that came up late is closed.
+    if (state == ConnectivityState::kReady) sc->Disconnect();
+  } else if (!idle_) {
     if (state == ConnectivityState::kReady) {
-      selected_ = sc;
-      pick_first_trying_ = false;
+      LoopPickFirstSelect(sc);
     } else if (pick_first_trying_) {
       if (state == ConnectivityState::kTransientFailure &&
           pick_first_index_ < subchannels_.size() &&

@@ -203,6 +203,8 @@ class Channel final : private internal::Subchannel::Owner {
   internal::ClientTransport* LoopPick();
   // pick_first: connects subchannels_[i] (or the next one that is not
   // failing).
+  // pick_first chose `sc`: the other subchannels' connections close.
+  void LoopPickFirstSelect(internal::Subchannel* sc);
   void LoopPickFirstFrom(size_t i);
   // Recomputes the channel's state from the subchannels', then starts or
   // fails the queued calls.

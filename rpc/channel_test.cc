@@ -291,6 +291,69 @@ TEST(ChannelTest, FailFastVsWaitForReady) {
   b.server->Shutdown(absl::Now());
 }
 
+// Established connections whose local end is `ip`:`port` (the server's
+// side), from /proc/net/tcp.
+int EstablishedTo(const char* ip, int port) {
+  in_addr a;
+  inet_pton(AF_INET, ip, &a);
+  char local[32];
+  snprintf(local, sizeof(local), "%08X:%04X", a.s_addr, port);
+  FILE* f = fopen("/proc/net/tcp", "r");
+  if (f == nullptr) return -1;
+  char line[512];
+  int n = 0;
+  while (fgets(line, sizeof(line), f) != nullptr) {
+    char l[64], r[64];
+    unsigned state = 0;
+    if (sscanf(line, " %*d: %63s %63s %x", l, r, &state) == 3 &&
+        std::string(l) == local && state == 1 /* ESTABLISHED */) {
+      ++n;
+    }
+  }
+  fclose(f);
+  return n;
+}
+
+TEST(ChannelTest, PickFirstKeepsOneConnectionAfterEveryAddressFailed) {
+  // Both servers down: the first pass fails, then every address is retried
+  // at once. When both come back, pick_first keeps the first connection
+  // that came up and closes the other.
+  Backend a, b;
+  int port = 0;
+  ASSERT_TRUE(StartPair(&a, &b, &port));
+  a.server->Shutdown(absl::Now());
+  b.server->Shutdown(absl::Now());
+  auto channel = CreateCustomChannel(
+      absl::StrCat("ipv4:127.0.0.2:", port, ",127.0.0.3:", port),
+      InsecureChannelCredentials(), TestArgs("pick_first"));
+  auto stub = EchoService::NewStub(channel);
+  EXPECT_EQ(Call(stub.get(), false, absl::Seconds(5)).error_code(),
+            StatusCode::UNAVAILABLE);
+  a = StartBackend("a", absl::StrCat("127.0.0.2:", port), nullptr);
+  b = StartBackend("b", absl::StrCat("127.0.0.3:", port), nullptr);
+  ASSERT_TRUE(a.server != nullptr && b.server != nullptr)
+      << "port " << port << " was taken meanwhile";
+  ASSERT_TRUE(Call(stub.get(), true, absl::Seconds(5)).ok());
+  ASSERT_NE(EstablishedTo("127.0.0.2", port), -1) << "no /proc/net/tcp";
+  // The retry timers of both subchannels have fired within max_backoff.
+  absl::SleepFor(absl::Milliseconds(600));
+  int open = 0;
+  for (int i = 0; i < 100; ++i) {
+    open = EstablishedTo("127.0.0.2", port) + EstablishedTo("127.0.0.3", port);
+    if (open == 1) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(open, 1);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(5)).ok());
+  }
+  // Every call went to the one server kept.
+  EXPECT_TRUE(a.service->calls == 11 || b.service->calls == 11)
+      << a.service->calls << " + " << b.service->calls;
+  a.server->Shutdown(absl::Now());
+  b.server->Shutdown(absl::Now());
+}
+
 TEST(ChannelTest, ConnectivityStates) {
   int port = 0;
   Backend b = StartBackend("s", "127.0.0.1:0", &port);

@@ -126,6 +126,11 @@ void ClientTransport::StartDraining() {
   host_->OnTransportDraining(this);
 }
 
+void ClientTransport::GracefulClose() {
+  StartDraining();
+  driver_.GracefulShutdown();
+}
+
 void ClientTransport::OnGoAway(uint32_t /*last_stream_id*/,
                                transport::Http2ErrorCode code,
                                std::string_view debug_data) {

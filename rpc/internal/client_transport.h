@@ -73,6 +73,9 @@ class ClientTransport final : public transport::ConnectionListener,
 
   void Start();
   void Abort() { driver_.Abort(absl::CancelledError("channel closed")); }
+  // No more calls (the host hears OnTransportDraining); GOAWAY to the
+  // server, and the connection closes once its calls ended.
+  void GracefulClose();
 
   // Opens the call's stream; kUnavailable and friends when the connection
   // cannot take it (then the call is not registered).

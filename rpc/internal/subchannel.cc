@@ -52,6 +52,15 @@ void Subchannel::Connect() {
   StartAttempt();
 }
 
+void Subchannel::Disconnect() {
+  if (current_ == nullptr) return;
+  ClientTransport* transport = current_;
+  current_ = nullptr;
+  previous_state_ = state_;
+  state_ = ConnectivityState::kIdle;
+  transport->GracefulClose();  // OnTransportDraining: no longer current.
+}
+
 void Subchannel::StartAttempt() {
   const absl::Time now = absl::Now();
   const absl::Duration delay = backoff_.NextAttemptDelay();

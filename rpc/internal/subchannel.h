@@ -80,6 +80,10 @@ class Subchannel final : private ClientTransport::Host {
   bool failed_since_ready() const { return failed_since_ready_; }
   // IDLE: starts connecting. Otherwise nothing.
   void Connect();
+  // READY: the connection stops taking calls and closes once they ended
+  // (ClientTransport::GracefulClose); the subchannel is IDLE again. The
+  // owner, who asked, is not told. Otherwise nothing.
+  void Disconnect();
   // READY: the connection to start calls on; else nullptr.
   ClientTransport* transport() const { return current_; }
   // Connections still open (the current one and draining ones).
