@@ -1,6 +1,7 @@
 #include "rpc/channel.h"
 
 #include <algorithm>
+#include <climits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -489,6 +490,57 @@ void Channel::OnSubchannelTooManyPings() {
   // As gRPC: the server wants fewer pings; later connections ping half as
   // often.
   if (keepalive_time_ != absl::InfiniteDuration()) keepalive_time_ *= 2;
+}
+
+bool ChannelArguments::SetInt(const std::string& name, int value) {
+  struct Duration {
+    const char* name;
+    absl::Duration ChannelArguments::*field;
+    bool int_max_is_infinite;
+  };
+  static constexpr Duration kDurations[] = {
+      {"grpc.keepalive_time_ms", &ChannelArguments::keepalive_time, true},
+      {"grpc.keepalive_timeout_ms", &ChannelArguments::keepalive_timeout, true},
+      {"grpc.initial_reconnect_backoff_ms", &ChannelArguments::initial_backoff,
+       false},
+      {"grpc.max_reconnect_backoff_ms", &ChannelArguments::max_backoff, false},
+      {"grpc.min_reconnect_backoff_ms", &ChannelArguments::min_connect_timeout,
+       false},
+      {"grpc.dns_min_time_between_resolutions_ms",
+       &ChannelArguments::dns_min_time_between_resolutions, false},
+  };
+  for (const Duration& d : kDurations) {
+    if (name != d.name) continue;
+    if (value < 0) return false;
+    this->*d.field = d.int_max_is_infinite && value == INT_MAX
+                         ? absl::InfiniteDuration()
+                         : absl::Milliseconds(value);
+    return true;
+  }
+  if (name == "grpc.keepalive_permit_without_calls") {
+    keepalive_permit_without_calls = value != 0;
+  } else if (name == "grpc.max_receive_message_length") {
+    max_receive_message_size = value;
+  } else if (name == "grpc.max_send_message_length") {
+    max_send_message_size = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ChannelArguments::SetString(const std::string& name,
+                                 const std::string& value) {
+  if (name == "grpc.lb_policy_name") {
+    load_balancing_policy_name = value;
+  } else if (name == "grpc.ssl_target_name_override") {
+    ssl_target_name_override = value;
+  } else if (name == "grpc.primary_user_agent") {
+    user_agent_prefix = value;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 std::shared_ptr<Channel> CreateChannel(

@@ -138,6 +138,20 @@ struct ChannelArguments {
   void SetLoadBalancingPolicyName(const std::string& name) {
     load_balancing_policy_name = name;
   }
+
+  // gRPC's channel argument names, for code written against grpc++
+  // (args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000) is
+  // args.SetInt("grpc.keepalive_time_ms", 10000)). Integers:
+  // grpc.keepalive_time_ms (INT_MAX: off), grpc.keepalive_timeout_ms,
+  // grpc.keepalive_permit_without_calls, grpc.initial_reconnect_backoff_ms,
+  // grpc.max_reconnect_backoff_ms, grpc.min_reconnect_backoff_ms (the
+  // minimum connect timeout), grpc.dns_min_time_between_resolutions_ms,
+  // grpc.max_receive_message_length, grpc.max_send_message_length. Strings:
+  // grpc.lb_policy_name, grpc.ssl_target_name_override,
+  // grpc.primary_user_agent. Returns false (and changes nothing) for other
+  // names or a negative duration.
+  bool SetInt(const std::string& name, int value);
+  bool SetString(const std::string& name, const std::string& value);
 };
 
 class Channel final : private internal::Subchannel::Owner {
