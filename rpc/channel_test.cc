@@ -354,6 +354,35 @@ TEST(ChannelTest, PickFirstKeepsOneConnectionAfterEveryAddressFailed) {
   b.server->Shutdown(absl::Now());
 }
 
+TEST(ChannelTest, ReResolvesWhenTheConnectionDrops) {
+  // svc.test is 127.0.0.2; while the channel is connected the record moves
+  // to 127.0.0.3 (no re-resolution is needed yet: calls stay on a). When a
+  // stops, the channel resolves again and reaches b.
+  Backend a, b;
+  int port = 0;
+  ASSERT_TRUE(StartPair(&a, &b, &port));
+  auto dns =
+      transport::testing::DnsmasqServer::Start({{"svc.test", "127.0.0.2"}});
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://", (*dns)->address(), "/svc.test:", port),
+      InsecureChannelCredentials(), TestArgs("pick_first"));
+  auto stub = EchoService::NewStub(channel);
+  std::string who;
+  ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(5), &who).ok());
+  EXPECT_EQ(who, "a");
+  ASSERT_TRUE((*dns)->SetRecords({{"svc.test", "127.0.0.3"}}).ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(5), &who).ok());
+    EXPECT_EQ(who, "a");
+  }
+  a.server->Shutdown(absl::Now());
+  ASSERT_TRUE(Call(stub.get(), true, absl::Seconds(5), &who).ok());
+  EXPECT_EQ(who, "b");
+  EXPECT_EQ(b.service->calls, 1);
+  b.server->Shutdown(absl::Now());
+}
+
 TEST(ChannelTest, ConnectivityStates) {
   int port = 0;
   Backend b = StartBackend("s", "127.0.0.1:0", &port);

@@ -110,6 +110,22 @@ TEST_F(DnsResolverTest, NameWithTwoARecordsGivesBoth) {
   EXPECT_EQ(got.size(), 2u);
 }
 
+TEST_F(DnsResolverTest, ChangedRecordsAreSeenByTheNextLookup) {
+  StartServerAndResolver({{"moving.test", "127.0.0.2"}});
+  absl::StatusOr<Addresses> r = ResolveSync("moving.test");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Strings(*r), (std::vector<std::string>{"127.0.0.2:50051"}));
+  ASSERT_TRUE(dns_->SetRecords({{"moving.test", "127.0.0.3"},
+                                {"other.test", "127.0.0.4"}})
+                  .ok());
+  r = ResolveSync("moving.test");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Strings(*r), (std::vector<std::string>{"127.0.0.3:50051"}));
+  ASSERT_TRUE(dns_->SetRecords({}).ok());
+  EXPECT_EQ(ResolveSync("moving.test").status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
 TEST_F(DnsResolverTest, Ipv4ComesBeforeIpv6) {
   StartServerAndResolver({{"both.test", "::4"},
                           {"both.test", "127.0.0.4"},

@@ -5,10 +5,13 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -69,6 +72,38 @@ std::string QueryPacket(uint16_t id, absl::string_view name) {
   return p;
 }
 
+// The hosts-file text of `records` ("ADDRESS NAME" lines).
+absl::StatusOr<std::string> HostsFile(
+    const std::vector<std::pair<std::string, std::string>>& records) {
+  std::string text;
+  for (const auto& [name, address] : records) {
+    if (name.empty() || absl::StrContains(name, ' ') ||
+        absl::StrContains(name, '\n') ||
+        !SocketAddress::Parse(address, 0).ok() || address == "localhost") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad record '", name, "' -> '", address, "'"));
+    }
+    absl::StrAppend(&text, address, " ", name, "\n");
+  }
+  return text;
+}
+
+// Writes `text` to `path` through a temporary file and rename, so dnsmasq
+// never reads half a file.
+absl::Status WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return absl::ErrnoToStatus(errno, "fopen " + tmp);
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) {
+    return absl::ErrnoToStatus(errno, "write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::ErrnoToStatus(errno, "rename " + tmp);
+  }
+  return absl::OkStatus();
+}
+
 // True once a server on 127.0.0.1:`port` answers a query (any answer).
 bool Answers(uint16_t port, absl::Duration wait) {
   ScopedFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -97,15 +132,17 @@ absl::StatusOr<std::unique_ptr<DnsmasqServer>> DnsmasqServer::Start(
         absl::StrCat("dnsmasq not found at ", kDnsmasqPath,
                      ": install dnsmasq-base (./bazelw installs it)"));
   }
-  std::vector<std::string> record_args;
-  for (const auto& [name, address] : records) {
-    if (name.empty() || absl::StrContains(name, ',') ||
-        !SocketAddress::Parse(address, 0).ok() || address == "localhost") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad record '", name, "' -> '", address, "'"));
-    }
-    record_args.push_back(absl::StrCat("--host-record=", name, ",", address));
+  absl::StatusOr<std::string> hosts = HostsFile(records);
+  if (!hosts.ok()) return hosts.status();
+  const char* tmpdir = std::getenv("TEST_TMPDIR");
+  std::string dir =
+      absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp",
+                   "/dnsmasq.XXXXXX");
+  if (::mkdtemp(dir.data()) == nullptr) {
+    return absl::ErrnoToStatus(errno, "mkdtemp " + dir);
   }
+  const std::string hosts_path = dir + "/hosts";
+  if (absl::Status s = WriteAtomically(hosts_path, *hosts); !s.ok()) return s;
   const std::string user = CurrentUserName();
   std::string last_output;
   for (int attempt = 0; attempt < kStartTries; ++attempt) {
@@ -129,7 +166,7 @@ absl::StatusOr<std::unique_ptr<DnsmasqServer>> DnsmasqServer::Start(
     // No group change: inside a user namespace (Bazel's sandbox) setgid to
     // dnsmasq's default group "dip" fails with EPERM.
     argv.push_back("--group=");
-    argv.insert(argv.end(), record_args.begin(), record_args.end());
+    argv.push_back("--addn-hosts=" + hosts_path);
     absl::StatusOr<std::unique_ptr<Subprocess>> process =
         Subprocess::Start(argv);
     if (!process.ok()) return process.status();
@@ -139,7 +176,7 @@ absl::StatusOr<std::unique_ptr<DnsmasqServer>> DnsmasqServer::Start(
     while (absl::Now() < deadline) {
       if (Answers(*port, absl::Milliseconds(100))) {
         return std::unique_ptr<DnsmasqServer>(
-            new DnsmasqServer(std::move(*process), *port));
+            new DnsmasqServer(std::move(*process), *port, dir));
       }
       if ((*process)->WaitForExit(absl::ZeroDuration()).ok()) {
         exited = true;
@@ -152,11 +189,51 @@ absl::StatusOr<std::unique_ptr<DnsmasqServer>> DnsmasqServer::Start(
     // another. Anything else is not going to get better.
     if (!exited || !absl::StrContains(last_output, "in use")) break;
   }
+  std::remove(hosts_path.c_str());
+  ::rmdir(dir.c_str());
   return absl::UnavailableError(
       absl::StrCat("dnsmasq did not start: ", last_output));
 }
 
-DnsmasqServer::~DnsmasqServer() = default;
+DnsmasqServer::~DnsmasqServer() {
+  process_.reset();  // kills and reaps
+  std::remove(hosts_path().c_str());
+  ::rmdir(dir_.c_str());
+}
+
+absl::Status DnsmasqServer::SetRecords(
+    const std::vector<std::pair<std::string, std::string>>& records) {
+  absl::StatusOr<std::string> hosts = HostsFile(records);
+  if (!hosts.ok()) return hosts.status();
+  // dnsmasq logs "read PATH - N names" each time it loads the file.
+  const std::string loaded = "read " + hosts_path() + " - ";
+  auto loads = [&] {
+    process_->ReadAvailable();
+    const std::string& out = process_->output();
+    size_t n = 0;
+    for (size_t at = out.find(loaded); at != std::string::npos;
+         at = out.find(loaded, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t before = loads();
+  if (absl::Status s = WriteAtomically(hosts_path(), *hosts); !s.ok()) {
+    return s;
+  }
+  if (::kill(process_->pid(), SIGHUP) != 0) {
+    return absl::ErrnoToStatus(errno, "kill SIGHUP dnsmasq");
+  }
+  const absl::Time deadline = absl::Now() + kReadyTimeout;
+  while (loads() == before) {
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "dnsmasq did not re-read ", hosts_path(), ": ", process_->output()));
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return absl::OkStatus();
+}
 
 std::string DnsmasqServer::address() const {
   return absl::StrCat("127.0.0.1:", port_);

@@ -9,8 +9,10 @@
 //   options.server = (*dns)->address();   // "127.0.0.1:PORT"
 //
 // Start returns once the server answers a query (bounded: 5 s per try, a few
-// tries on fresh ports when the port was taken meanwhile). The destructor
-// kills and reaps it. One thread at a time.
+// tries on fresh ports when the port was taken meanwhile). SetRecords
+// replaces the records while it runs (re-resolution tests). The records live
+// in a hosts file dnsmasq reads (--addn-hosts) and re-reads on SIGHUP. The
+// destructor kills and reaps it. One thread at a time.
 
 #ifndef TRANSPORT_TESTING_DNSMASQ_H_
 #define TRANSPORT_TESTING_DNSMASQ_H_
@@ -40,6 +42,11 @@ class DnsmasqServer {
   DnsmasqServer(const DnsmasqServer&) = delete;
   DnsmasqServer& operator=(const DnsmasqServer&) = delete;
 
+  // Replaces every record; returns once dnsmasq re-read them (bounded, 5 s).
+  // Errors: kInvalidArgument for a bad record, kDeadlineExceeded.
+  absl::Status SetRecords(
+      const std::vector<std::pair<std::string, std::string>>& records);
+
   uint16_t port() const { return port_; }
   // "127.0.0.1:PORT", for DnsResolverOptions::server.
   std::string address() const;
@@ -47,11 +54,14 @@ class DnsmasqServer {
   std::string output();
 
  private:
-  DnsmasqServer(std::unique_ptr<Subprocess> process, uint16_t port)
-      : process_(std::move(process)), port_(port) {}
+  DnsmasqServer(std::unique_ptr<Subprocess> process, uint16_t port,
+                std::string dir)
+      : process_(std::move(process)), port_(port), dir_(std::move(dir)) {}
+  std::string hosts_path() const { return dir_ + "/hosts"; }
 
   std::unique_ptr<Subprocess> process_;
   uint16_t port_;
+  std::string dir_;  // holds the hosts file
 };
 
 // Where the fixture looks for dnsmasq.
