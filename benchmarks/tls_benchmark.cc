@@ -107,15 +107,13 @@ void BM_Handshake(benchmark::State& state, TlsVersion version, bool resume,
   if (!resume && resumed != 0) state.SkipWithError("a connection resumed");
 }
 
-BENCHMARK_CAPTURE(BM_Handshake, tls13 / full, TlsVersion::kTls13, false, false);
-BENCHMARK_CAPTURE(BM_Handshake, tls13 / resumed, TlsVersion::kTls13, true,
-                  false);
-BENCHMARK_CAPTURE(BM_Handshake, tls13_mtls / full, TlsVersion::kTls13, false,
+BENCHMARK_CAPTURE(BM_Handshake, tls13_full, TlsVersion::kTls13, false, false);
+BENCHMARK_CAPTURE(BM_Handshake, tls13_resumed, TlsVersion::kTls13, true, false);
+BENCHMARK_CAPTURE(BM_Handshake, tls13_mtls_full, TlsVersion::kTls13, false,
                   true);
-BENCHMARK_CAPTURE(BM_Handshake, tls13_mtls / resumed, TlsVersion::kTls13, true,
+BENCHMARK_CAPTURE(BM_Handshake, tls13_mtls_resumed, TlsVersion::kTls13, true,
                   true);
-BENCHMARK_CAPTURE(BM_Handshake, tls12 / full, TlsVersion::kTls12, false, false);
-BENCHMARK_CAPTURE(BM_Handshake, tls12 / resumed, TlsVersion::kTls12, true,
-                  false);
+BENCHMARK_CAPTURE(BM_Handshake, tls12_full, TlsVersion::kTls12, false, false);
+BENCHMARK_CAPTURE(BM_Handshake, tls12_resumed, TlsVersion::kTls12, true, false);
 
 }  // namespace
