@@ -1,6 +1,8 @@
 // Our client against our server over loopback: every call kind, metadata,
 // status, deadlines, cancellation, limits, concurrency and shutdown.
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
+#include "transport/socket.h"
 
 namespace rpc {
 namespace {
@@ -142,6 +145,34 @@ class EndToEndTest : public ::testing::Test {
   std::shared_ptr<Channel> channel_;
   std::unique_ptr<EchoService::Stub> stub_;
 };
+
+// A call in flight when its channel goes away ends UNAVAILABLE ("channel
+// closed"), as channel.h promises. (Stubs and contexts keep a channel alive;
+// the internal call API does not, which is how this test gets there.)
+TEST(ChannelShutdownTest, CallInFlightFailsUnavailable) {
+  // A listener nobody accepts from: the kernel completes the handshake, the
+  // call's HEADERS go out and no answer ever comes.
+  transport::ScopedFd listener(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(listener.valid());
+  const transport::SocketAddress any =
+      transport::SocketAddress::Loopback(AF_INET, 0);
+  ASSERT_EQ(bind(listener.get(), any.addr(), any.len()), 0);
+  ASSERT_EQ(listen(listener.get(), 16), 0);
+  auto local = transport::SocketAddress::LocalOf(listener.get());
+  ASSERT_TRUE(local.ok());
+  std::shared_ptr<Channel> channel =
+      CreateChannel("ipv4:" + local->ToString(), InsecureChannelCredentials());
+  std::shared_ptr<internal::ClientCall> call = channel->CreateCall(
+      "/test.EchoService/Echo", absl::Now() + absl::Seconds(30), {});
+  call->Start(nullptr, true);
+  ASSERT_TRUE(channel->WaitForConnected(absl::Now() + absl::Seconds(5)));
+  absl::SleepFor(absl::Milliseconds(50));  // The call is on the connection.
+  EXPECT_FALSE(call->has_status());
+  channel.reset();
+  const Status s = call->Finish(nullptr, nullptr);
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s;
+  EXPECT_EQ(s.error_message(), "channel closed");
+}
 
 TEST_F(EndToEndTest, UnaryRoundTrip) {
   for (int i = 0; i < 3; ++i) {

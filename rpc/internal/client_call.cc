@@ -369,16 +369,14 @@ void ClientCall::LoopOnReset(transport::Http2ErrorCode code, bool remote,
                {}, false);
 }
 
-void ClientCall::LoopOnClosed() {
+void ClientCall::LoopOnClosed(const Status& unfinished) {
   stream_open_ = false;
   transport_ = nullptr;
   if (deadline_timer_ != transport::EventLoop::kInvalidTimer) {
     loop_->Cancel(deadline_timer_);
     deadline_timer_ = transport::EventLoop::kInvalidTimer;
   }
-  if (!done_loop_) {
-    LoopComplete(Status(StatusCode::INTERNAL, "stream closed"), {}, false);
-  }
+  if (!done_loop_) LoopComplete(unfinished, {}, false);
 }
 
 void ClientCall::LoopFail(const Status& status) {

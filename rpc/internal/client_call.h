@@ -117,7 +117,9 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // `reason`: why the connection died (empty when it did not, or unknown).
   void LoopOnReset(transport::Http2ErrorCode code, bool remote,
                    bool connection_dead, const std::string& reason);
-  void LoopOnClosed();
+  // The stream is gone; a call not finished yet ends with `unfinished`.
+  void LoopOnClosed(const Status& unfinished = Status(StatusCode::INTERNAL,
+                                                      "stream closed"));
   void LoopReleaseWriteCredit() { core_.ReleaseWriteCredit(); }
   // Ends the call with `status` (no stream, or the stream is reset).
   void LoopFail(const Status& status);

@@ -25,10 +25,8 @@ ClientTransport::ClientTransport(Host* host,
 
 ClientTransport::~ClientTransport() {
   auto calls = std::move(calls_);
-  for (auto& [id, call] : calls) {
-    call->LoopOnClosed();
-    call->LoopFail(Status(StatusCode::UNAVAILABLE, "channel closed"));
-  }
+  const Status closed(StatusCode::UNAVAILABLE, "channel closed");
+  for (auto& [id, call] : calls) call->LoopOnClosed(closed);
 }
 
 void ClientTransport::Start() {
