@@ -418,6 +418,25 @@ TEST(ConnectionLifetimeTest, IdleConnectionGetsGoAwayAndTheChannelReconnects) {
   EXPECT_NE(after_idle, first);
 }
 
+// Finite but enormous limits (beyond what now + duration can hold in
+// nanoseconds) mean "never", not an overflowed deadline in the past.
+TEST(ConnectionLifetimeTest, EnormousIdleAndAgeLimitsNeverFire) {
+  PeerEcho service;
+  int port = 0;
+  ServerBuilder builder;
+  builder.SetMaxConnectionIdle(absl::Hours(1e9))
+      .SetMaxConnectionAge(absl::Hours(1e9))
+      .SetMaxConnectionAgeGrace(absl::Hours(1e9));
+  auto server = StartServer(builder, &service, &port);
+  auto channel = MakeChannel(port);
+  auto stub = EchoService::NewStub(channel);
+  std::string first, later;
+  ASSERT_TRUE(Echo(stub.get(), 0, &first).ok());
+  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(Echo(stub.get(), 0, &later).ok());
+  EXPECT_EQ(later, first);  // The same connection: no GOAWAY came.
+}
+
 // ---- (d) Max connection age with grace ----
 
 TEST(ConnectionLifetimeTest, AgedConnectionDrainsWithinGrace) {

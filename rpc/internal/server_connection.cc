@@ -257,46 +257,39 @@ void ServerConnection::OnPingAck(uint64_t opaque) {
   keepalive_.OnPingAck(opaque);
 }
 
-transport::EventLoop::TimerId ServerConnection::RunAtNs(
-    int64_t deadline_ns, absl::AnyInvocable<void()> fn) {
-  return driver_.loop()->RunAt(
-      transport::EventLoop::Clock::time_point(
-          std::chrono::duration_cast<transport::EventLoop::Clock::duration>(
-              std::chrono::nanoseconds(deadline_ns))),
-      std::move(fn));
-}
-
 void ServerConnection::StartLifetimeTimers() {
   const int64_t now = driver_.NowNs();
   idle_since_ns_ = now;
+  // Durations, not deadlines: RunAfter takes any length (beyond a century
+  // is never) where now + a huge duration would overflow.
   if (keepalive_options_.max_connection_idle != absl::InfiniteDuration()) {
-    idle_timer_ =
-        RunAtNs(now + ToNanosSaturated(keepalive_options_.max_connection_idle),
-                [this] { OnIdleTimer(); });
+    idle_timer_ = driver_.loop()->RunAfter(
+        keepalive_options_.max_connection_idle, [this] { OnIdleTimer(); });
   }
   if (keepalive_options_.max_connection_age != absl::InfiniteDuration()) {
     // +-10% so that connections made together do not all reconnect together.
     thread_local std::minstd_rand rng(std::random_device{}());
     const double jitter = std::uniform_real_distribution<double>(0.9, 1.1)(rng);
-    const int64_t age =
-        ToNanosSaturated(keepalive_options_.max_connection_age * jitter);
-    age_timer_ = RunAtNs(now + age, [this] { OnAgeTimer(); });
+    age_timer_ =
+        driver_.loop()->RunAfter(keepalive_options_.max_connection_age * jitter,
+                                 [this] { OnAgeTimer(); });
   }
 }
 
 void ServerConnection::OnIdleTimer() {
   idle_timer_ = transport::EventLoop::kInvalidTimer;
   if (driver_.closed()) return;
-  const int64_t now = driver_.NowNs();
-  const int64_t max_idle =
-      ToNanosSaturated(keepalive_options_.max_connection_idle);
+  const absl::Duration max_idle = keepalive_options_.max_connection_idle;
   if (HasCalls()) {
     // Busy: look again later (idle_since_ns_ moves when the last call ends).
-    idle_timer_ = RunAtNs(now + max_idle, [this] { OnIdleTimer(); });
+    idle_timer_ = driver_.loop()->RunAfter(max_idle, [this] { OnIdleTimer(); });
     return;
   }
-  if (now - idle_since_ns_ < max_idle) {
-    idle_timer_ = RunAtNs(idle_since_ns_ + max_idle, [this] { OnIdleTimer(); });
+  const absl::Duration idle =
+      absl::Nanoseconds(driver_.NowNs() - idle_since_ns_);
+  if (idle < max_idle) {
+    idle_timer_ =
+        driver_.loop()->RunAfter(max_idle - idle, [this] { OnIdleTimer(); });
     return;
   }
   driver_.GracefulShutdown();  // GOAWAY; closes once drained.

@@ -128,8 +128,6 @@ class ServerConnection final : public transport::ConnectionListener,
   void StartLifetimeTimers();
   void OnIdleTimer();
   void OnAgeTimer();
-  transport::EventLoop::TimerId RunAtNs(int64_t deadline_ns,
-                                        absl::AnyInvocable<void()> fn);
 
   Host* const host_;
   std::string peer_;
