@@ -46,7 +46,10 @@ std::shared_ptr<const AuthContext> TlsAuthContext(
        session.session_reused() ? "true" : "false"},
   };
   std::string identity_name;
-  if (session.peer_certificate() != nullptr) {
+  if (session.peer_certificate() != nullptr && !session.peer_verified()) {
+    // Not verified (verify_peer = false): no identity to trust.
+    props.emplace_back(kX509PemCertPropertyName, session.PeerCertificatePem());
+  } else if (session.peer_certificate() != nullptr) {
     props.emplace_back(kX509SubjectPropertyName, session.PeerSubject());
     const std::string cn = session.PeerCommonName();
     if (!cn.empty()) {

@@ -780,6 +780,12 @@ X509* TlsSession::peer_certificate() const {
   return SSL_get0_peer_certificate(ssl_);
 }
 
+bool TlsSession::peer_verified() const {
+  return peer_certificate() != nullptr &&
+         (SSL_get_verify_mode(ssl_) & SSL_VERIFY_PEER) != 0 &&
+         SSL_get_verify_result(ssl_) == X509_V_OK;
+}
+
 std::string TlsSession::PeerCertificatePem() const {
   X509* cert = peer_certificate();
   if (cert == nullptr) return std::string();
@@ -832,14 +838,10 @@ std::string TlsSession::PeerCommonName() const {
   X509* cert = peer_certificate();
   if (cert == nullptr) return std::string();
   X509_NAME* subject = X509_get_subject_name(cert);
-  int last = -1;
-  for (int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0;
-       i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
-    last = i;
-  }
-  if (last < 0) return std::string();
+  const int first = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (first < 0) return std::string();
   const ASN1_STRING* data =
-      X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, last));
+      X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, first));
   unsigned char* utf8 = nullptr;
   const int len = ASN1_STRING_to_UTF8(&utf8, data);
   if (len < 0) {

@@ -210,8 +210,12 @@ class TlsSession {
   // TLS1_2_VERSION / TLS1_3_VERSION (0x0303 / 0x0304).
   int version() const;
   std::string cipher_name() const;
-  // The verified peer certificate (borrowed; null when the peer sent none).
+  // The peer certificate (borrowed; null when the peer sent none). Verified
+  // only when peer_verified().
   X509* peer_certificate() const;
+  // The peer sent a certificate and it was verified (against the roots, and
+  // for a client the server's name). False with verify_peer = false.
+  bool peer_verified() const;
   // PEM of the peer certificate, empty when none.
   std::string PeerCertificatePem() const;
   // The peer certificate's subject, e.g. "CN=localhost"; empty when none.
@@ -220,7 +224,8 @@ class TlsSession {
   // DNS names, URIs, e-mail addresses and IP addresses ("127.0.0.1", "::1");
   // other kinds are skipped. Empty when none.
   std::vector<std::string> PeerSubjectAltNames() const;
-  // The (last) CN of the peer certificate's subject; empty when none.
+  // The (first, as gRPC reads it) CN of the peer certificate's subject;
+  // empty when none.
   std::string PeerCommonName() const;
   // True when the handshake resumed an earlier session (no certificates
   // exchanged; the peer certificate is the one of that session).

@@ -344,6 +344,9 @@ TEST(TlsSessionTest, VerificationOffAcceptsAnyCertificateButStillNeedsH2) {
   Outcome o = RunHandshake(client.get(), server.get());
   EXPECT_TRUE(o.client.ok()) << o.client.status;
   EXPECT_EQ(client->session()->alpn_protocol(), "h2");
+  // A certificate arrived, but nobody vouches for it.
+  EXPECT_NE(client->session()->peer_certificate(), nullptr);
+  EXPECT_FALSE(client->session()->peer_verified());
 }
 
 // A raw OpenSSL client context offering `alpn` (wire format; empty: none).
@@ -477,6 +480,8 @@ TEST(TlsSessionTest, PeerNamesFromTheCertificate) {
   EXPECT_EQ(client->session()->PeerSubjectAltNames(),
             (std::vector<std::string>{"localhost", "127.0.0.1", "::1"}));
   EXPECT_EQ(server->session()->PeerCommonName(), "named-client");
+  EXPECT_TRUE(client->session()->peer_verified());
+  EXPECT_TRUE(server->session()->peer_verified());
   EXPECT_EQ(server->session()->PeerSubjectAltNames(),
             (std::vector<std::string>{"spiffe://h2rpc.test/client",
                                       "client.h2rpc.test"}));
@@ -485,6 +490,7 @@ TEST(TlsSessionTest, PeerNamesFromTheCertificate) {
   auto plain_server = NewServer(Server(ServerOptions()));
   ASSERT_TRUE(RunHandshake(plain_client.get(), plain_server.get()).server.ok());
   EXPECT_EQ(plain_server->session()->PeerCommonName(), "");
+  EXPECT_FALSE(plain_server->session()->peer_verified());
   EXPECT_TRUE(plain_server->session()->PeerSubjectAltNames().empty());
 }
 
