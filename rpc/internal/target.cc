@@ -1,5 +1,7 @@
 #include "rpc/internal/target.h"
 
+#include <arpa/inet.h>
+
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -51,7 +53,14 @@ absl::Status SplitHostPortText(absl::string_view in, std::string* host,
     if (colon == absl::string_view::npos) {
       *host = std::string(in);
     } else if (in.find(':', colon + 1) != absl::string_view::npos) {
-      *host = std::string(in);  // A bare IPv6 address, no port.
+      // A bare IPv6 address, no port; anything else with two colons (an
+      // unknown "scheme://...") is not a host.
+      in6_addr v6;
+      if (inet_pton(AF_INET6, std::string(in).c_str(), &v6) != 1) {
+        return absl::InvalidArgumentError(
+            "not host[:port] (unknown scheme? IPv6 addresses go in [])");
+      }
+      *host = std::string(in);
     } else {
       *host = std::string(in.substr(0, colon));
       *port = in.substr(colon + 1);
@@ -62,13 +71,57 @@ absl::Status SplitHostPortText(absl::string_view in, std::string* host,
   return absl::OkStatus();
 }
 
+// Digits only ("+80", " 80" and "0x50" are not ports), 1..65535.
 absl::StatusOr<uint16_t> ParsePort(absl::string_view text) {
   if (text.empty()) return kDefaultPort;
   uint32_t port = 0;
-  if (!absl::SimpleAtoi(text, &port) || port > 65535) {
+  for (char c : text) {
+    if (c < '0' || c > '9' || port > 65535) {
+      port = 65536;
+      break;
+    }
+    port = port * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (port == 0 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("bad port \"", text, "\""));
   }
   return static_cast<uint16_t>(port);
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A target is a URI: "%XY" escapes are decoded in its path ("unix:///tmp/
+// a%20b", "dns:///[fe80::1%25eth0]:80").
+absl::StatusOr<std::string> PercentDecode(absl::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out.push_back(in[i]);
+      continue;
+    }
+    const int hi = i + 2 < in.size() ? HexValue(in[i + 1]) : -1;
+    const int lo = hi >= 0 ? HexValue(in[i + 2]) : -1;
+    if (lo < 0) {
+      return absl::InvalidArgumentError("bad percent-encoding");
+    }
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+// Consumes `scheme` (with its ':') from the front of *in, case-insensitively
+// (URI schemes are).
+bool ConsumeScheme(absl::string_view* in, absl::string_view scheme) {
+  if (!absl::StartsWithIgnoreCase(*in, scheme)) return false;
+  in->remove_prefix(scheme.size());
+  return true;
 }
 
 absl::Status ParseAddressList(absl::string_view target, absl::string_view list,
@@ -109,7 +162,9 @@ absl::Status ParseDns(absl::string_view target, absl::string_view rest,
   }
   absl::StatusOr<uint16_t> port = ParsePort(port_text);
   if (!port.ok()) return Bad(target, port.status().message());
-  out->host = std::move(host);
+  absl::StatusOr<std::string> decoded = PercentDecode(host);
+  if (!decoded.ok()) return Bad(target, decoded.status().message());
+  out->host = *std::move(decoded);
   out->port = *port;
   out->authority = JoinHostPort(out->host, port_text);
   return absl::OkStatus();
@@ -137,7 +192,7 @@ absl::Status SplitHostPort(absl::string_view host_port, uint16_t default_port,
 absl::StatusOr<Target> ParseTarget(absl::string_view target) {
   Target out;
   absl::string_view rest;
-  if (absl::ConsumePrefix(&(rest = target), "dns:")) {
+  if (ConsumeScheme(&(rest = target), "dns:")) {
     if (absl::ConsumePrefix(&rest, "//")) {
       const size_t slash = rest.find('/');
       if (slash == absl::string_view::npos) {
@@ -149,7 +204,7 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
     if (absl::Status s = ParseDns(target, rest, &out); !s.ok()) return s;
     return out;
   }
-  if (absl::ConsumePrefix(&(rest = target), "ipv4:")) {
+  if (ConsumeScheme(&(rest = target), "ipv4:")) {
     out.scheme = Target::Scheme::kIpv4;
     if (absl::Status s = ParseAddressList(target, rest, AF_INET, &out);
         !s.ok()) {
@@ -157,7 +212,7 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
     }
     return out;
   }
-  if (absl::ConsumePrefix(&(rest = target), "ipv6:")) {
+  if (ConsumeScheme(&(rest = target), "ipv6:")) {
     out.scheme = Target::Scheme::kIpv6;
     if (absl::Status s = ParseAddressList(target, rest, AF_INET6, &out);
         !s.ok()) {
@@ -165,7 +220,7 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
     }
     return out;
   }
-  if (absl::ConsumePrefix(&(rest = target), "unix:")) {
+  if (ConsumeScheme(&(rest = target), "unix:")) {
     out.scheme = Target::Scheme::kUnix;
     if (absl::ConsumePrefix(&rest, "//")) {
       // unix://absolute_path: the path keeps its leading '/'.
@@ -174,11 +229,13 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
       }
     }
     if (rest.empty()) return Bad(target, "empty path");
+    absl::StatusOr<std::string> path = PercentDecode(rest);
+    if (!path.ok()) return Bad(target, path.status().message());
     absl::StatusOr<transport::SocketAddress> addr =
-        transport::SocketAddress::Unix(rest);
+        transport::SocketAddress::Unix(*path);
     if (!addr.ok()) return Bad(target, addr.status().message());
     out.addresses.push_back(*addr);
-    out.unix_path = std::string(rest);
+    out.unix_path = *std::move(path);
     out.host = "localhost";
     out.authority = "localhost";
     return out;

@@ -128,6 +128,22 @@ TEST(TargetTest, GoodTargets) {
        {"unix:rel.sock"},
        "rel.sock",
        "localhost"},
+      {"unix:///tmp/a%20b.sock",
+       Scheme::kUnix,
+       "",
+       "localhost",
+       443,
+       {"unix:/tmp/a b.sock"},
+       "/tmp/a b.sock",
+       "localhost"},
+      {"DNS:///svc.test:80",
+       Scheme::kDns,
+       "",
+       "svc.test",
+       80,
+       {},
+       "",
+       "svc.test:80"},
       {"unix:///tmp/b.sock",
        Scheme::kUnix,
        "",
@@ -176,6 +192,13 @@ TEST(TargetTest, BadTargets) {
            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
            "xxxxxxxxxxxxx",
            ":80",
+           "dns:///svc.test:+80",
+           "dns:///svc.test: 80",
+           "dns:///svc.test:0",
+           "foo:///bar:80",  // Unknown scheme: not a host.
+           "ipv6:1:2",       // Not IPv6, not host:port either.
+           "unix:///tmp/a%2",
+           "dns:///svc%zz.test",
        }) {
     SCOPED_TRACE(target);
     absl::StatusOr<Target> t = ParseTarget(target);
