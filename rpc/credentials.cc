@@ -19,8 +19,21 @@ std::shared_ptr<ServerCredentials> SslServerCredentials(
   transport::TlsServerOptions tls;
   tls.private_key_pem = options.pem_key_cert_pairs[0].private_key;
   tls.certificate_chain_pem = options.pem_key_cert_pairs[0].cert_chain;
-  tls.client_ca_pem = options.pem_root_certs;
-  tls.require_client_certificate = options.force_client_auth;
+  const SslClientCertificateRequest request =
+      options.force_client_auth
+          ? SslClientCertificateRequest::kRequestAndRequireAndVerify
+          : options.client_certificate_request;
+  if (request != SslClientCertificateRequest::kDontRequest) {
+    if (options.pem_root_certs.empty()) {
+      return std::make_shared<ServerCredentials>(
+          nullptr,
+          absl::InvalidArgumentError("client certificates asked for without "
+                                     "pem_root_certs to verify them"));
+    }
+    tls.client_ca_pem = options.pem_root_certs;
+    tls.require_client_certificate =
+        request == SslClientCertificateRequest::kRequestAndRequireAndVerify;
+  }
   absl::StatusOr<std::shared_ptr<const transport::TlsContext>> ctx =
       transport::TlsContext::CreateServer(tls);
   if (!ctx.ok()) {

@@ -69,18 +69,35 @@ std::shared_ptr<ServerCredentials> InsecureServerCredentials();
 std::shared_ptr<ChannelCredentials> InsecureChannelCredentials();
 
 // grpc::SslServerCredentialsOptions.
+// Whether a TLS server asks clients for a certificate (grpc's
+// grpc_ssl_client_certificate_request_type; certificates that are asked for
+// are always verified against SslServerCredentialsOptions::pem_root_certs:
+// the "but don't verify" variants are not offered).
+enum class SslClientCertificateRequest {
+  kDontRequest,                // GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+  kRequestAndVerify,           // ..._REQUEST_CLIENT_CERTIFICATE_AND_VERIFY
+  kRequestAndRequireAndVerify  // ..._REQUEST_AND_REQUIRE_..._AND_VERIFY
+};
+
 struct SslServerCredentialsOptions {
   struct PemKeyCertPair {
     std::string private_key;
     std::string cert_chain;
   };
-  // Roots to verify client certificates with (empty: no client certificates
-  // asked for).
+  SslServerCredentialsOptions() = default;
+  explicit SslServerCredentialsOptions(SslClientCertificateRequest request)
+      : client_certificate_request(request) {}
+
+  // Roots to verify client certificates with.
   std::string pem_root_certs;
   // The server's key and certificate chain (the first pair is used).
   std::vector<PemKeyCertPair> pem_key_cert_pairs;
-  // With pem_root_certs: refuse clients without a certificate.
+  // As grpc++: clients are not asked for certificates unless
+  // client_certificate_request says so; force_client_auth is
+  // kRequestAndRequireAndVerify. Asking needs pem_root_certs.
   bool force_client_auth = false;
+  SslClientCertificateRequest client_certificate_request =
+      SslClientCertificateRequest::kDontRequest;
 };
 std::shared_ptr<ServerCredentials> SslServerCredentials(
     const SslServerCredentialsOptions& options);

@@ -362,6 +362,71 @@ TEST(TlsAuthTest, SubjectAltNamesAreTheIdentityWhenPresent) {
             std::vector<std::string>{"named-client"});
 }
 
+std::shared_ptr<ServerCredentials> ServerCredsAsking(
+    SslClientCertificateRequest request) {
+  SslServerCredentialsOptions options(request);
+  options.pem_key_cert_pairs.push_back(
+      {Certs().server_key_pem, Certs().server_chain_pem});
+  options.pem_root_certs = Certs().ca_pem;
+  return SslServerCredentials(options);
+}
+
+// As grpc++: roots alone do not make a server ask for client certificates,
+// so a client whose certificate the server could not verify still connects
+// (and is anonymous).
+TEST(TlsClientCertificateRequestTest, NotAskedByDefault) {
+  OurServer server(
+      ServerCredsAsking(SslClientCertificateRequest::kDontRequest));
+  std::string answer;
+  Status s = CallEcho(
+      CreateChannel(server.Target(),
+                    OurClientCertCreds(Certs().untrusted_client_chain_pem,
+                                       Certs().untrusted_client_key_pem)),
+      "identity", &answer);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(answer, "ssl|||false");
+}
+
+TEST(TlsClientCertificateRequestTest, RequestAndVerifyMakesItOptional) {
+  OurServer server(
+      ServerCredsAsking(SslClientCertificateRequest::kRequestAndVerify));
+  std::string answer;
+  // With a good certificate: its identity.
+  Status s = CallEcho(CreateChannel(server.Target(),
+                                    OurClientCertCreds(Certs().client_chain_pem,
+                                                       Certs().client_key_pem)),
+                      "identity", &answer);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_NE(answer.find("x509_common_name|test-client"), std::string::npos)
+      << answer;
+  // Without one: anonymous, but served.
+  s = CallEcho(CreateChannel(server.Target(), OurChannelCreds(Certs().ca_pem)),
+               "identity", &answer);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(answer, "ssl|||false");
+  // With one the server cannot verify: refused.
+  s = CallEcho(
+      CreateChannel(server.Target(),
+                    OurClientCertCreds(Certs().untrusted_client_chain_pem,
+                                       Certs().untrusted_client_key_pem)),
+      "identity", &answer);
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s;
+}
+
+TEST(TlsClientCertificateRequestTest, AskingWithoutRootsFailsToStart) {
+  SslServerCredentialsOptions options(
+      SslClientCertificateRequest::kRequestAndRequireAndVerify);
+  options.pem_key_cert_pairs.push_back(
+      {Certs().server_key_pem, Certs().server_chain_pem});
+  auto creds = SslServerCredentials(options);
+  EXPECT_EQ(creds->status().code(), absl::StatusCode::kInvalidArgument);
+  int port = -1;
+  EXPECT_EQ(ServerBuilder()
+                .AddListeningPort("127.0.0.1:0", creds, &port)
+                .BuildAndStart(),
+            nullptr);
+}
+
 TEST(TlsAuthTest, ServerWithoutClientAuthSeesAnUnauthenticatedSslPeer) {
   OurServer server(OurServerCreds());
   std::string answer;
