@@ -78,7 +78,8 @@ ServerBuilder& ServerBuilder::SetMinPingIntervalWithoutData(
 }
 
 ServerBuilder& ServerBuilder::SetMaxPingStrikes(int max_strikes) {
-  options_.keepalive.max_ping_strikes = max_strikes < 0 ? 0 : max_strikes;
+  // Negative is a mistake, not "unlimited" (0): keep the setting.
+  if (max_strikes >= 0) options_.keepalive.max_ping_strikes = max_strikes;
   return *this;
 }
 

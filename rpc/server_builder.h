@@ -62,6 +62,7 @@ class ServerBuilder {
   // no limit) get GOAWAY ENHANCE_YOUR_CALM "too_many_pings" and the
   // connection closes.
   ServerBuilder& SetMinPingIntervalWithoutData(absl::Duration interval);
+  // 0: unlimited; negative values are ignored.
   ServerBuilder& SetMaxPingStrikes(int max_strikes);
   // A connection without calls for this long gets a graceful GOAWAY
   // (default infinite).

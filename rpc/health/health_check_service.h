@@ -23,7 +23,8 @@
 //   call stays open), then each change; changes that follow each other
 //   faster than the client reads may arrive as the latest one only. It ends
 //   when the client cancels (or its deadline passes), or when the server owning
-//   the default service shuts down (NOT_SERVING, then UNAVAILABLE). An
+//   the default service shuts down (the last status again: NOT_SERVING, or
+//   SERVICE_UNKNOWN for a name never set; then UNAVAILABLE). An
 //   explicitly registered service's Watches end like any other call, at the
 //   server's shutdown deadline.
 // * Shutdown makes every name NOT_SERVING and ignores later changes (the
