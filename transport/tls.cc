@@ -4,8 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/bio.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
@@ -23,6 +27,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "transport/socket.h"
 
 namespace transport {
@@ -230,6 +236,127 @@ bool IsAlpnReason(int reason) {
 
 }  // namespace
 
+// ---- TlsContext::TicketKeys ----
+
+// The keys that seal (encrypt and MAC) session tickets: the newest seals,
+// older ones still open tickets until `lifetime` after they were replaced.
+// Key material is random, never leaves the process and is wiped when
+// dropped.
+class TlsContext::TicketKeys {
+ public:
+  struct Key {
+    unsigned char name[16];
+    unsigned char aes[32];
+    unsigned char hmac[32];
+    absl::Time created;
+    absl::Time retired = absl::InfiniteFuture();  // stopped sealing
+  };
+
+  TicketKeys(absl::Duration rotation, absl::Duration lifetime)
+      : rotation_(rotation), lifetime_(lifetime) {}
+
+  // OpenSSL's ticket key callback (SSL_CTX_set_tlsext_ticket_key_evp_cb;
+  // the SSL_CTX's app data is the TicketKeys): seal (enc = 1: 1, or -1 on
+  // error) or open (enc = 0: 0 unknown or expired key, a full handshake; 1;
+  // 2 open and issue a new ticket) with AES-256-CBC and HMAC-SHA256.
+  static int Callback(SSL* ssl, unsigned char key_name[16],
+                      unsigned char iv[EVP_MAX_IV_LENGTH],
+                      EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac, int enc) {
+    auto* self =
+        static_cast<TicketKeys*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+    if (self == nullptr) return -1;
+    Key key;
+    bool renew = false;
+    if (enc == 1) {
+      if (!self->Current(&key)) return -1;
+      memcpy(key_name, key.name, sizeof(key.name));
+      const int iv_len = EVP_CIPHER_get_iv_length(EVP_aes_256_cbc());
+      if (RAND_bytes(iv, iv_len) != 1 ||
+          EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key.aes, iv) !=
+              1 ||
+          !SetMacKey(mac, &key)) {
+        OPENSSL_cleanse(&key, sizeof(key));
+        return -1;
+      }
+      OPENSSL_cleanse(&key, sizeof(key));
+      return 1;
+    }
+    if (!self->Find(key_name, &key, &renew)) return 0;
+    const bool ok = EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr,
+                                       key.aes, iv) == 1 &&
+                    SetMacKey(mac, &key);
+    OPENSSL_cleanse(&key, sizeof(key));
+    if (!ok) return -1;
+    // TLS 1.3 tickets are used once: always ask for a fresh one (OpenSSL
+    // sends a ticket after a resumption only when asked). TLS 1.2: a new
+    // ticket only when the key that sealed this one is retired.
+    return renew || SSL_version(ssl) == TLS1_3_VERSION ? 2 : 1;
+  }
+  ~TicketKeys() {
+    for (Key& k : keys_) OPENSSL_cleanse(&k, sizeof(k));
+  }
+
+  // The key to seal a new ticket with, replacing the current one first when
+  // it is due. False when no random key could be made.
+  bool Current(Key* out) {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = absl::Now();
+    Prune(now);
+    if (keys_.empty() || now - keys_.back().created >= rotation_) {
+      Key k;
+      if (RAND_bytes(k.name, sizeof(k.name)) != 1 ||
+          RAND_bytes(k.aes, sizeof(k.aes)) != 1 ||
+          RAND_bytes(k.hmac, sizeof(k.hmac)) != 1) {
+        OPENSSL_cleanse(&k, sizeof(k));
+        return false;
+      }
+      k.created = now;
+      if (!keys_.empty()) keys_.back().retired = now;
+      keys_.push_back(k);
+      OPENSSL_cleanse(&k, sizeof(k));
+    }
+    *out = keys_.back();
+    return true;
+  }
+
+  // The key named `name` while it is kept; *renew when it no longer seals
+  // (the client should get a ticket sealed with the current key).
+  bool Find(const unsigned char* name, Key* out, bool* renew) {
+    absl::MutexLock lock(&mu_);
+    Prune(absl::Now());
+    for (const Key& k : keys_) {
+      if (CRYPTO_memcmp(k.name, name, sizeof(k.name)) != 0) continue;
+      *out = k;
+      *renew = k.retired != absl::InfiniteFuture();
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  void Prune(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (!keys_.empty() && keys_.front().retired + lifetime_ <= now) {
+      OPENSSL_cleanse(&keys_.front(), sizeof(Key));
+      keys_.erase(keys_.begin());
+    }
+  }
+
+  static bool SetMacKey(EVP_MAC_CTX* mac, Key* key) {
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, key->hmac,
+                                          sizeof(key->hmac)),
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_end()};
+    return EVP_MAC_CTX_set_params(mac, params) == 1;
+  }
+
+  const absl::Duration rotation_;
+  const absl::Duration lifetime_;
+  absl::Mutex mu_;
+  std::vector<Key> keys_ ABSL_GUARDED_BY(mu_);  // oldest first
+};
+
 // ---- TlsContext::SessionCache ----
 
 // LRU map from a cache key to one session (the newest stored). Sessions are
@@ -345,6 +472,18 @@ absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::CreateServer(
                                  sizeof(kSessionIdContext) - 1);
   if (options.session_tickets) {
     SSL_CTX_set_num_tickets(ctx, kTls13TicketsPerHandshake);
+    if (options.ticket_key_rotation <= absl::ZeroDuration() ||
+        options.session_lifetime < absl::Seconds(1)) {
+      return absl::InvalidArgumentError(
+          "ticket_key_rotation must be positive and session_lifetime at "
+          "least 1 s");
+    }
+    SSL_CTX_set_timeout(
+        ctx, static_cast<long>(absl::ToInt64Seconds(options.session_lifetime)));
+    context->ticket_keys_ = std::make_unique<TicketKeys>(
+        options.ticket_key_rotation, options.session_lifetime);
+    SSL_CTX_set_app_data(ctx, context->ticket_keys_.get());
+    SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, &TicketKeys::Callback);
   } else {
     SSL_CTX_set_num_tickets(ctx, 0);
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
@@ -418,6 +557,7 @@ TlsContext::TlsContext(SSL_CTX* ctx, bool is_server)
 TlsContext::~TlsContext() {
   session_cache_.reset();
   SSL_CTX_free(ctx_);
+  ticket_keys_.reset();  // after the SSL_CTX that points at it
 }
 
 size_t TlsContext::cached_sessions() const {

@@ -14,11 +14,12 @@
 //     different name than the one dialled, like gRPC's
 //     ssl_target_name_override. A server can require client certificates.
 //   * Session resumption (RFC 8446 section 2.2, RFC 5077): a server issues
-//     stateless tickets (one per handshake, sealed with a key that lives in
-//     its TlsContext; no server-side cache). A client TlsContext keeps a
-//     bounded LRU cache of sessions, one per server name (+ address when
-//     the caller gives it), so the next connection made with the same
-//     context resumes: an abbreviated handshake without certificates. TLS
+//     stateless tickets (one per handshake, sealed with AES-256-CBC +
+//     HMAC-SHA256 keys that live in its TlsContext and rotate:
+//     ticket_key_rotation, session_lifetime; no server-side cache). A client
+//     TlsContext keeps a bounded LRU cache of sessions, one per server name (+
+//     address when the caller gives it), so the next connection made with the
+//     same context resumes: an abbreviated handshake without certificates. TLS
 //     1.3 tickets are used once (taken from the cache; the resumed
 //     connection brings a fresh one), TLS 1.2 sessions are kept. The peer
 //     certificate and its verification result come from the resumed session.
@@ -54,6 +55,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "transport/endpoint.h"
 
@@ -81,6 +83,14 @@ struct TlsServerOptions {
   // Issue session tickets so that clients can resume (stateless: the server
   // keeps nothing per client).
   bool session_tickets = true;
+  // Tickets are sealed with a key that is replaced this often (a fresh
+  // random AES-256 + HMAC-SHA256 key); a key still opens tickets for
+  // session_lifetime after it stopped sealing them, then it is erased. So
+  // a key taken from memory exposes at most rotation + lifetime of
+  // resumable sessions, not the server's whole life.
+  absl::Duration ticket_key_rotation = absl::Hours(12);
+  // How long a session can be resumed (the ticket lifetime hint).
+  absl::Duration session_lifetime = absl::Hours(2);
 };
 
 struct TlsClientOptions {
@@ -130,6 +140,8 @@ class TlsContext {
   friend class TlsSession;
   // The client's resumption cache (tls.cc): thread-safe, bounded.
   class SessionCache;
+  // The server's rotating ticket keys (tls.cc): thread-safe, bounded.
+  class TicketKeys;
 
   TlsContext(SSL_CTX* ctx, bool is_server);
 
@@ -140,6 +152,8 @@ class TlsContext {
   // Client with resumption on; null otherwise. The only mutable state of a
   // context, internally synchronized.
   std::unique_ptr<SessionCache> session_cache_;
+  // Server issuing tickets; null otherwise. Internally synchronized.
+  std::unique_ptr<TicketKeys> ticket_keys_;
 };
 
 class TlsSession {

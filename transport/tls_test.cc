@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "transport/testing/echo_peer.h"
 #include "transport/testing/test_certs.h"
@@ -648,6 +649,9 @@ struct Connected {
   bool client_reused = false;
   bool server_reused = false;
   std::string server_peer_subject;
+  // The first 16 octets of the client's newest ticket: the name of the
+  // server key that sealed it.
+  std::string ticket_key_name;
 };
 
 Connected ConnectOnce(std::shared_ptr<const TlsContext> client_ctx,
@@ -674,6 +678,13 @@ Connected ConnectOnce(std::shared_ptr<const TlsContext> client_ctx,
   c.client_reused = client.session()->session_reused();
   c.server_reused = server->session()->session_reused();
   c.server_peer_subject = server->session()->PeerSubject();
+  if (SSL_SESSION* session =
+          SSL_get_session(client.session()->native_handle())) {
+    const unsigned char* ticket = nullptr;
+    size_t len = 0;
+    SSL_SESSION_get0_ticket(session, &ticket, &len);
+    if (len >= 16) c.ticket_key_name.assign(ticket, ticket + 16);
+  }
   return c;
 }
 
@@ -776,6 +787,40 @@ TEST(TlsResumptionTest, AnotherServerContextCannotOpenTheTicket) {
   Connected c = ConnectOnce(client_ctx, Server(ServerOptions()));
   ASSERT_TRUE(c.ok);
   EXPECT_FALSE(c.client_reused);
+}
+
+TEST(TlsResumptionTest, TicketKeysRotateAndOldOnesStillOpen) {
+  TlsServerOptions so = ServerOptions();
+  so.ticket_key_rotation = absl::Milliseconds(200);
+  auto server_ctx = Server(so);
+  auto client_ctx = Client(ClientOptions());
+  Connected first = ConnectOnce(client_ctx, server_ctx);
+  ASSERT_TRUE(first.ok);
+  ASSERT_EQ(first.ticket_key_name.size(), 16u);
+  // Within the rotation period: the same key seals the next ticket.
+  Connected second = ConnectOnce(client_ctx, server_ctx);
+  ASSERT_TRUE(second.ok);
+  EXPECT_TRUE(second.server_reused);
+  EXPECT_EQ(second.ticket_key_name, first.ticket_key_name);
+  // After it: the ticket sealed with the retired key still resumes, and the
+  // new ticket comes sealed with a new key.
+  absl::SleepFor(absl::Milliseconds(300));
+  Connected third = ConnectOnce(client_ctx, server_ctx);
+  ASSERT_TRUE(third.ok);
+  EXPECT_TRUE(third.server_reused);
+  EXPECT_NE(third.ticket_key_name, first.ticket_key_name);
+  ASSERT_EQ(third.ticket_key_name.size(), 16u);
+}
+
+TEST(TlsResumptionTest, BadTicketSettingsAreRefused) {
+  TlsServerOptions so = ServerOptions();
+  so.ticket_key_rotation = absl::ZeroDuration();
+  EXPECT_EQ(TlsContext::CreateServer(so).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  so = ServerOptions();
+  so.session_lifetime = absl::Milliseconds(10);
+  EXPECT_EQ(TlsContext::CreateServer(so).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(TlsResumptionTest, OffOnEitherSide) {
