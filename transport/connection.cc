@@ -13,6 +13,13 @@
 namespace transport {
 namespace {
 
+uint32_t FirstLocalStreamId(const ConnectionOptions& options) {
+  const uint32_t parity = options.role == Role::kClient ? 1 : 0;
+  const uint32_t id = options.first_local_stream_id;
+  if (id == 0 || id > kMaxStreamId || id % 2 != parity) return 2 - parity;
+  return id;
+}
+
 // The opaque data of the PING a graceful shutdown sends ("shutdown").
 constexpr uint64_t kShutdownPingOpaque = 0x73687574646f776eULL;
 // Freed streams kept for reuse.
@@ -56,7 +63,7 @@ Connection::Impl::Impl(const ConnectionOptions& options,
       conn_recv_(kDefaultInitialWindowSize,
                  std::max(kDefaultInitialWindowSize,
                           std::min(options.connection_window, kMaxWindowSize))),
-      next_local_id_(options.role == Role::kClient ? 1 : 2),
+      next_local_id_(FirstLocalStreamId(options)),
       resets_(options.stream_resets.burst, options.stream_resets.per_second,
               now_ns),
       settings_budget_(options.settings_frames.burst,
@@ -508,6 +515,9 @@ int64_t Connection::stream_send_window(uint32_t stream_id) const {
 }
 uint32_t Connection::last_accepted_stream_id() const {
   return impl_->last_accepted_stream_id();
+}
+bool Connection::local_stream_ids_exhausted() const {
+  return impl_->local_stream_ids_exhausted();
 }
 uint64_t Connection::headers_or_data_sent() const {
   return impl_->headers_or_data_sent();

@@ -113,6 +113,9 @@ struct ConnectionOptions {
   // Client: requests waiting for the peer's MAX_CONCURRENT_STREAMS; more
   // fail SubmitRequest with kResourceExhausted.
   uint32_t max_pending_streams = 1000;
+  // The first stream id we open (0: 1 for a client, 2 for a server). Tests
+  // start near the end of the id space; the parity must fit the role.
+  uint32_t first_local_stream_id = 0;
 
   // Flood budgets (FloodLimit above).
   // RST_STREAM received, plus stream errors the peer caused (CVE-2023-44487).
@@ -356,6 +359,9 @@ class Connection {
   // into the output; only grows. A server's ping policy resets its strikes
   // when this moves (gRPC: pings are fine while we send data or headers).
   uint64_t headers_or_data_sent() const;
+  // Every stream id of ours is used: no new stream can be opened (a client
+  // opens a new connection).
+  bool local_stream_ids_exhausted() const;
 
  private:
   class Impl;

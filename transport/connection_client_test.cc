@@ -73,6 +73,24 @@ TEST_F(ClientTest, Sec5_1_1_ClientStreamIdsAreOddAndIncreasing) {
               ElementsAre("started 1", "started 3", "started 5"));
 }
 
+TEST_F(ClientTest, Sec5_1_1_StreamIdsRunOut) {
+  ConnectionOptions options = ClientOptions();
+  options.first_local_stream_id = kMaxStreamId - 2;
+  Init(options);
+  Handshake();
+  EXPECT_EQ(Request(), kMaxStreamId - 2);
+  EXPECT_FALSE(conn_->local_stream_ids_exhausted());
+  EXPECT_EQ(Request(), kMaxStreamId);
+  EXPECT_TRUE(conn_->local_stream_ids_exhausted());
+  absl::StatusOr<uint32_t> id = conn_->SubmitRequest(View(GetRequest()), true);
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kUnavailable);
+  // An id of the wrong parity for the role is ignored.
+  options.first_local_stream_id = 4;
+  Init(options);
+  Handshake();
+  EXPECT_EQ(Request(), 1u);
+}
+
 TEST_F(ClientTest, Sec6_5_2_EnablePushFromServerIsProtocolError) {
   Read();
   peer_.Preface({{SettingId::kEnablePush, 1}});

@@ -96,6 +96,9 @@ class Connection::Impl : public FrameListener {
   int64_t stream_send_window(uint32_t stream_id) const;
   uint32_t last_accepted_stream_id() const { return last_accepted_id_; }
   uint64_t headers_or_data_sent() const { return headers_or_data_sent_; }
+  bool local_stream_ids_exhausted() const {
+    return next_local_id_ > kMaxStreamId;
+  }
   const SliceBuffer& output() const { return output_; }
 
  private:

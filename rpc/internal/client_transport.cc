@@ -43,6 +43,14 @@ absl::StatusOr<uint32_t> ClientTransport::Submit(
   if (!id.ok()) return id.status();
   calls_[*id] = std::move(call);
   ScheduleFlush();
+  if (connection().local_stream_ids_exhausted()) {
+    // That was the last stream id: no new calls here; the host opens a new
+    // connection (RFC 9113 section 5.1.1). Not from inside the caller's
+    // submit: at the end of the loop iteration.
+    driver_.loop()->Defer([alive = std::weak_ptr<bool>(alive_), this] {
+      if (alive.lock() != nullptr) GracefulClose();
+    });
+  }
   return id;
 }
 

@@ -123,6 +123,8 @@ class ClientTransport final : public transport::ConnectionListener,
   std::string peer_;
   std::shared_ptr<const AuthContext> auth_context_;
   bool draining_ = false;
+  // Deferred work checks it is still alive through a weak_ptr.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   absl::flat_hash_map<uint32_t, std::shared_ptr<ClientCall>> calls_;
   absl::flat_hash_set<uint32_t> waiting_writers_;
   const absl::Duration keepalive_timeout_;
