@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,10 +17,11 @@ size_t Limit(int v) { return v < 0 ? SIZE_MAX : static_cast<size_t>(v); }
 
 internal::BackoffOptions BackoffFrom(const ChannelArguments& args) {
   internal::BackoffOptions b;
-  b.initial_backoff = args.initial_backoff;
+  // A zero delay would retry in a busy loop: at least 1 ms.
+  b.initial_backoff = std::max(args.initial_backoff, absl::Milliseconds(1));
   b.multiplier = args.backoff_multiplier;
   b.jitter = args.backoff_jitter;
-  b.max_backoff = args.max_backoff;
+  b.max_backoff = std::max(args.max_backoff, absl::Milliseconds(1));
   b.min_connect_timeout = args.min_connect_timeout;
   return b;
 }
@@ -73,26 +75,45 @@ Channel::Channel(std::string target, std::shared_ptr<ChannelCredentials> creds,
 }
 
 Channel::~Channel() {
+  if (loop_->IsInLoopThread()) {
+    // The last reference went away on the loop thread (CreateCustomChannel's
+    // deleter runs this from a task of its own, so no channel method is on
+    // the stack): waiting for the loop would deadlock. Close here; a
+    // detached thread stops and joins the loop thread.
+    LoopClose();
+    std::thread([thread = std::move(loop_thread_)]() mutable {
+      thread.reset();
+    }).detach();
+    return;  // Nothing touches `this` after.
+  }
   absl::Notification done;
   loop_->Post([this, &done] {
-    closing_ = true;
-    *self_ = nullptr;
-    if (resolve_timer_ != transport::EventLoop::kInvalidTimer) {
-      loop_->Cancel(resolve_timer_);
-    }
-    dns_.reset();
-    auto queue = std::move(queue_);
-    for (auto& call : queue) {
-      call->LoopFail(Status(StatusCode::UNAVAILABLE, "channel closed"));
-    }
-    selected_ = nullptr;
-    subchannels_.clear();  // Fails their calls.
-    retired_.clear();
-    LoopSetState(ConnectivityState::kShutdown);
+    LoopClose();
     done.Notify();
   });
   done.WaitForNotification();
   loop_thread_.reset();
+}
+
+void Channel::LoopClose() {
+  closing_ = true;
+  *self_ = nullptr;
+  if (resolve_timer_ != transport::EventLoop::kInvalidTimer) {
+    loop_->Cancel(resolve_timer_);
+    resolve_timer_ = transport::EventLoop::kInvalidTimer;
+  }
+  dns_.reset();
+  auto queue = std::move(queue_);
+  for (auto& call : queue) {
+    call->LoopFail(Status(StatusCode::UNAVAILABLE, "channel closed"));
+  }
+  selected_ = nullptr;
+  // No owner notifications any more; destroying them fails their calls.
+  for (auto& sc : subchannels_) sc->Shutdown(/*notify_closed=*/false);
+  for (auto& sc : retired_) sc->Shutdown(/*notify_closed=*/false);
+  subchannels_.clear();
+  retired_.clear();
+  LoopSetState(ConnectivityState::kShutdown);
 }
 
 // ---- Connectivity ----
@@ -174,7 +195,7 @@ void Channel::LoopStartCall(std::shared_ptr<internal::ClientCall> call) {
     return;
   }
   // A bad target fails every call; TRANSIENT_FAILURE the fail-fast ones.
-  if (!target_status_.ok() || (transient_failure_ && !call->wait_for_ready())) {
+  if (!target_status_.ok() || (LoopFailing() && !call->wait_for_ready())) {
     call->LoopFail(LoopUnavailable());
     return;
   }
@@ -200,7 +221,7 @@ void Channel::LoopDrainQueue() {
     if (internal::ClientTransport* t = LoopPick()) {
       call->LoopStart(t);
     } else if (!target_status_.ok() ||
-               (transient_failure_ && !call->wait_for_ready())) {
+               (LoopFailing() && !call->wait_for_ready())) {
       call->LoopFail(LoopUnavailable());
     } else {
       queue_.push_back(std::move(call));
@@ -224,7 +245,9 @@ void Channel::LoopExitIdle() {
 }
 
 void Channel::LoopResolve(bool now) {
-  if (closing_ || resolving_) return;
+  // Never from the handling of a result: with a zero interval and an answer
+  // that comes at once, the loop would do nothing else.
+  if (closing_ || resolving_ || handling_resolution_) return;
   if (parsed_.scheme != internal::Target::Scheme::kDns) {
     // ipv4:, ipv6:, unix: fixed addresses, which do not change.
     if (resolved_once_) return;
@@ -232,8 +255,10 @@ void Channel::LoopResolve(bool now) {
     return;
   }
   if (!now) {
+    // At least 1 ms apart (a zero interval must not spin).
     const absl::Time earliest =
-        last_resolution_ + args_.dns_min_time_between_resolutions;
+        last_resolution_ +
+        std::max(args_.dns_min_time_between_resolutions, absl::Milliseconds(1));
     if (absl::Now() < earliest) {
       if (resolve_timer_ == transport::EventLoop::kInvalidTimer) {
         resolve_timer_ =
@@ -283,13 +308,21 @@ void Channel::LoopOnResolved(
     absl::StatusOr<std::vector<transport::SocketAddress>> addresses) {
   resolving_ = false;
   if (closing_) return;
+  handling_resolution_ = true;
+  LoopHandleResolution(std::move(addresses));
+  handling_resolution_ = false;
+  LoopUpdateState();
+}
+
+void Channel::LoopHandleResolution(
+    absl::StatusOr<std::vector<transport::SocketAddress>> addresses) {
   if (addresses.ok() && addresses->empty()) {
     addresses = absl::UnavailableError(absl::StrCat(
         "DNS resolution failed for ", parsed_.host, ": no addresses"));
   }
   if (!addresses.ok()) {
     last_error_ = addresses.status();
-    if (subchannels_.empty()) transient_failure_ = true;
+    if (subchannels_.empty()) resolver_failure_ = true;
     const absl::Duration delay = resolve_backoff_->NextAttemptDelay();
     if (parsed_.scheme == internal::Target::Scheme::kDns &&
         resolve_timer_ == transport::EventLoop::kInvalidTimer) {
@@ -299,11 +332,13 @@ void Channel::LoopOnResolved(
         (*self)->LoopResolve(/*now=*/true);
       });
     }
-    LoopUpdateState();
     return;
   }
   resolve_backoff_->Reset();
   resolved_once_ = true;
+  // The DNS error is over (a failed pass keeps its own error).
+  resolver_failure_ = false;
+  if (!transient_failure_) last_error_ = absl::OkStatus();
   // One subchannel per address, in the new order; existing ones are kept.
   std::vector<std::unique_ptr<internal::Subchannel>> next;
   for (const transport::SocketAddress& address : *addresses) {
@@ -319,16 +354,16 @@ void Channel::LoopOnResolved(
           owner, loop_, address, subchannel_options_));
     }
   }
-  retired_.erase(
-      std::remove_if(retired_.begin(), retired_.end(),
-                     [](const auto& sc) { return sc->open_transports() == 0; }),
-      retired_.end());
   for (auto& old : subchannels_) {
     if (old == nullptr) continue;
     if (selected_ == old.get()) selected_ = nullptr;
-    // The address is gone: its calls finish, then the connection closes.
-    old->Disconnect();
-    if (old->open_transports() > 0) retired_.push_back(std::move(old));
+    // The address is gone: its calls finish, then the connection closes
+    // (OnSubchannelClosed); one still connecting is closed when it connects.
+    old->Shutdown(/*notify_closed=*/false);
+    if (old->open_transports() > 0) {
+      retired_.push_back(std::move(old));
+      retired_.back()->Shutdown(/*notify_closed=*/true);
+    }
   }
   subchannels_ = std::move(next);
   if (!idle_) {
@@ -338,7 +373,6 @@ void Channel::LoopOnResolved(
       LoopPickFirstFrom(0);
     }
   }
-  LoopUpdateState();
 }
 
 // ---- Load balancing ----
@@ -384,7 +418,7 @@ void Channel::LoopPickFirstFrom(size_t i) {
   // tried again when its backoff delay passed.
   pick_first_trying_ = false;
   transient_failure_ = true;
-  LoopResolve(/*now=*/false);
+  LoopResolve(/*now=*/false);  // Not while handling a resolution result.
   for (auto& sc : subchannels_) sc->Connect();
 }
 
@@ -412,7 +446,13 @@ void Channel::OnSubchannelStateChange(internal::Subchannel* sc) {
   }
   const bool lost = state == ConnectivityState::kIdle &&
                     sc->previous_state() == ConnectivityState::kReady;
-  if (lost) LoopResolve(/*now=*/false);
+  // Re-resolve (rate-limited) when a connection was lost and, as gRPC, when
+  // an attempt failed: round_robin always, pick_first once its pass over
+  // every address failed (the addresses may be stale).
+  const bool failed =
+      state == ConnectivityState::kTransientFailure &&
+      (round_robin_ || (selected_ == nullptr && !pick_first_trying_ && !idle_));
+  if (lost || failed) LoopResolve(/*now=*/false);
   if (round_robin_) {
     if (state == ConnectivityState::kIdle && !idle_) sc->Connect();
   } else if (sc == selected_) {
@@ -437,6 +477,10 @@ void Channel::OnSubchannelStateChange(internal::Subchannel* sc) {
     } else if (state == ConnectivityState::kIdle) {
       sc->Connect();  // Retrying every address after a failed pass.
     }
+  } else if (state == ConnectivityState::kReady) {
+    // The channel went IDLE while this one was still connecting: nothing
+    // wants it.
+    sc->Disconnect();
   }
   LoopUpdateState();
 }
@@ -466,7 +510,7 @@ void Channel::LoopUpdateState() {
     state = ConnectivityState::kReady;
   } else if (idle_) {
     state = ConnectivityState::kIdle;
-  } else if (transient_failure_) {
+  } else if (LoopFailing()) {
     state = ConnectivityState::kTransientFailure;
   } else {
     state = ConnectivityState::kConnecting;
@@ -484,6 +528,15 @@ internal::ClientTransportOptions Channel::SubchannelTransportOptions() {
   options.keepalive_timeout = args_.keepalive_timeout;
   options.keepalive_permit_without_calls = args_.keepalive_permit_without_calls;
   return options;
+}
+
+void Channel::OnSubchannelClosed(internal::Subchannel* subchannel) {
+  // A retired subchannel's last connection closed.
+  retired_.erase(std::remove_if(retired_.begin(), retired_.end(),
+                                [subchannel](const auto& sc) {
+                                  return sc.get() == subchannel;
+                                }),
+                 retired_.end());
 }
 
 void Channel::OnSubchannelTooManyPings() {
@@ -512,6 +565,11 @@ bool ChannelArguments::SetInt(const std::string& name, int value) {
   for (const Duration& d : kDurations) {
     if (name != d.name) continue;
     if (value < 0) return false;
+    // A reconnect backoff or connect timeout of 0 ms is no use.
+    if (value < 1 && (d.field == &ChannelArguments::initial_backoff ||
+                      d.field == &ChannelArguments::min_connect_timeout)) {
+      return false;
+    }
     this->*d.field = d.int_max_is_infinite && value == INT_MAX
                          ? absl::InfiniteDuration()
                          : absl::Milliseconds(value);
@@ -555,7 +613,18 @@ std::shared_ptr<Channel> CreateCustomChannel(
   absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> thread =
       transport::EventLoopThread::Start("rpc-channel");
   if (!thread.ok()) return nullptr;
-  return std::make_shared<Channel>(target, creds, args, std::move(*thread));
+  // The last reference may go away on the channel's own loop thread (an
+  // async callback holding a stub): the channel is then destroyed from a
+  // fresh loop task, with none of its methods on the stack.
+  transport::EventLoop* const loop = (*thread)->loop();
+  return std::shared_ptr<Channel>(
+      new Channel(target, creds, args, std::move(*thread)), [loop](Channel* c) {
+        if (loop->IsInLoopThread()) {
+          loop->Post([c] { delete c; });
+        } else {
+          delete c;
+        }
+      });
 }
 
 }  // namespace rpc

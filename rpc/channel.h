@@ -20,10 +20,14 @@
 // never a resolved IP.
 //
 // Resolution: asynchronous (c-ares on the channel's loop). The name is
-// resolved again when a connection drops, at most once per
-// dns_min_time_between_resolutions (30 s). A failed resolution puts the
-// channel in TRANSIENT_FAILURE with the DNS error (fail-fast calls fail with
-// UNAVAILABLE and that message) and is retried with backoff.
+// resolved again when a connection drops or an attempt fails (round_robin:
+// any subchannel; pick_first: once a pass over every address failed), at
+// most once per dns_min_time_between_resolutions (30 s; at least 1 ms, and
+// never requested from the handling of a result, so 0 does not spin the
+// loop, though real names want seconds). A failed resolution puts the channel
+// in TRANSIENT_FAILURE with the DNS error (fail-fast calls fail with
+// UNAVAILABLE and that message) and is retried with backoff; the next
+// successful one clears it (CONNECTING while the first attempt runs).
 //
 // Load balancing, one subchannel (connection) per resolved address:
 //   pick_first (default)  tries the addresses in order and sticks to the
@@ -59,7 +63,10 @@
 //
 // Threading: the channel runs one loop thread that owns its subchannels and
 // connections. Calls may be made from any number of threads at once. The
-// channel must outlive its calls (stubs and contexts keep it alive).
+// channel must outlive its calls (stubs and contexts keep it alive). Its last
+// reference may be dropped on any thread, its own loop thread included (an
+// async callback): CreateChannel's deleter then destroys it from a later
+// loop task, and a detached thread joins the loop thread.
 
 #ifndef RPC_CHANNEL_H_
 #define RPC_CHANNEL_H_
@@ -97,14 +104,16 @@ struct ChannelArguments {
   // Prepended to the user-agent.
   std::string user_agent_prefix;
   // Reconnect backoff (gRPC's connection-backoff.md, GRPC_ARG_*_BACKOFF_MS,
-  // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS): see the file comment.
+  // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS): see the file comment. The channel
+  // uses at least 1 ms for initial_backoff and max_backoff.
   absl::Duration min_connect_timeout = absl::Seconds(20);
   absl::Duration initial_backoff = absl::Seconds(1);
   double backoff_multiplier = 1.6;
   double backoff_jitter = 0.2;
   absl::Duration max_backoff = absl::Seconds(120);
   // DNS: the shortest time between two resolutions of the name
-  // (GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS).
+  // (GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS); at least 1 ms is used.
+  // Keep it at seconds for real names: every failed attempt may resolve.
   absl::Duration dns_min_time_between_resolutions = absl::Seconds(30);
   // "pick_first" (default) or "round_robin" (GRPC_ARG_LB_POLICY_NAME).
   std::string load_balancing_policy_name = "pick_first";
@@ -149,7 +158,8 @@ struct ChannelArguments {
   // grpc.max_receive_message_length, grpc.max_send_message_length. Strings:
   // grpc.lb_policy_name, grpc.ssl_target_name_override,
   // grpc.primary_user_agent. Returns false (and changes nothing) for other
-  // names or a negative duration.
+  // names, a negative duration, or 0 for grpc.initial_reconnect_backoff_ms or
+  // grpc.min_reconnect_backoff_ms.
   bool SetInt(const std::string& name, int value);
   bool SetString(const std::string& name, const std::string& value);
 };
@@ -213,6 +223,12 @@ class Channel final : private internal::Subchannel::Owner {
   void LoopResolve(bool now);
   void LoopOnResolved(
       absl::StatusOr<std::vector<transport::SocketAddress>> addresses);
+  // LoopOnResolved's work, before the state is recomputed.
+  void LoopHandleResolution(
+      absl::StatusOr<std::vector<transport::SocketAddress>> addresses);
+  // ~Channel's work on the loop thread: fails the calls, closes the
+  // connections, SHUTDOWN.
+  void LoopClose();
   // Load balancing: the connection for a call, or nullptr.
   internal::ClientTransport* LoopPick();
   // pick_first: connects subchannels_[i] (or the next one that is not
@@ -230,6 +246,9 @@ class Channel final : private internal::Subchannel::Owner {
   void OnSubchannelStateChange(internal::Subchannel* subchannel) override;
   internal::ClientTransportOptions SubchannelTransportOptions() override;
   void OnSubchannelTooManyPings() override;
+  void OnSubchannelClosed(internal::Subchannel* subchannel) override;
+  // TRANSIENT_FAILURE: after a failed pass, or a failed resolution.
+  bool LoopFailing() const { return transient_failure_ || resolver_failure_; }
 
   const std::string target_;
   const std::shared_ptr<ChannelCredentials> creds_;
@@ -253,6 +272,11 @@ class Channel final : private internal::Subchannel::Owner {
   bool closing_ = false;
   bool idle_ = true;                // Nothing wanted until a call comes.
   bool transient_failure_ = false;  // Sticky until a subchannel is READY.
+  // The last resolution failed and there is no subchannel: cleared by the
+  // next successful one.
+  bool resolver_failure_ = false;
+  // Inside LoopOnResolved: re-resolution is never requested from there.
+  bool handling_resolution_ = false;
   absl::Status last_error_;
   std::unique_ptr<transport::DnsResolver> dns_;
   bool resolving_ = false;

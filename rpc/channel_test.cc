@@ -10,7 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -21,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rpc/internal/server_connection.h"
@@ -761,6 +764,354 @@ TEST(ChannelTest, BareHostPortIsDnsWithTheSystemResolver) {
   Status s = Call(stub.get(), false, absl::Seconds(5));
   EXPECT_TRUE(s.ok()) << s.error_message();
   b.server->Shutdown(absl::Now());
+}
+
+// Waits (bounded) until the channel is in `want` (asking an IDLE channel to
+// connect first when `try_to_connect`).
+bool WaitForState(Channel* channel, ConnectivityState want,
+                  absl::Duration timeout, bool try_to_connect = true) {
+  const absl::Time deadline = absl::Now() + timeout;
+  ConnectivityState s = channel->GetState(try_to_connect);
+  while (s != want) {
+    if (!channel->WaitForStateChange(s, deadline)) return false;
+    s = channel->GetState(false);
+  }
+  return true;
+}
+
+class ChannelReResolveTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ChannelReResolveTest, StaleAddressesAreResolvedAgainUntilOneConnects) {
+  // svc.test is 127.0.0.2, where nothing listens: TRANSIENT_FAILURE. The
+  // record moves to 127.0.0.3, where the server is: failed attempts make the
+  // channel resolve again (round_robin too), and it becomes READY.
+  int port = 0;
+  Backend b = StartBackend("b", "127.0.0.3:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  auto dns =
+      transport::testing::DnsmasqServer::Start({{"svc.test", "127.0.0.2"}});
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://", (*dns)->address(), "/svc.test:", port),
+      InsecureChannelCredentials(), TestArgs(GetParam()));
+  ASSERT_TRUE(WaitForState(channel.get(), ConnectivityState::kTransientFailure,
+                           absl::Seconds(5)));
+  // A few failed attempts and resolutions with the old answer.
+  absl::SleepFor(absl::Milliseconds(500));
+  ASSERT_TRUE((*dns)->SetRecords({{"svc.test", "127.0.0.3"}}).ok());
+  EXPECT_TRUE(channel->WaitForConnected(absl::Now() + absl::Seconds(5)))
+      << static_cast<int>(channel->GetState(false));
+  auto stub = EchoService::NewStub(channel);
+  std::string who;
+  EXPECT_TRUE(Call(stub.get(), false, absl::Seconds(5), &who).ok());
+  EXPECT_EQ(who, "b");
+  b.server->Shutdown(absl::Now());
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ChannelReResolveTest,
+                         ::testing::Values("pick_first", "round_robin"));
+
+// An async unary call's state, on the heap: a test that gives up on a stuck
+// loop leaks it rather than freeing what the loop may still touch.
+struct AsyncEcho {
+  ClientContext ctx;
+  EchoRequest req;
+  EchoResponse resp;
+  Status status;
+  absl::Notification done;
+};
+
+TEST(ChannelTest, ZeroResolutionIntervalDoesNotFreezeTheLoop) {
+  // Every address of localhost fails at once, and localhost resolves at
+  // once: with no minimum interval between resolutions the loop must still
+  // run its timers (the deadline).
+  ChannelArguments args = TestArgs("pick_first");
+  args.dns_min_time_between_resolutions = absl::ZeroDuration();
+  auto channel = CreateCustomChannel(absl::StrCat("localhost:", DeadPort()),
+                                     InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  auto* call = new AsyncEcho;
+  call->ctx.set_deadline(absl::Now() + absl::Seconds(1));
+  call->ctx.set_wait_for_ready(true);
+  const absl::Time start = absl::Now();
+  stub->async()->Echo(&call->ctx, &call->req, &call->resp, [call](Status s) {
+    call->status = std::move(s);
+    call->done.Notify();
+  });
+  if (!call->done.WaitForNotificationWithTimeout(absl::Seconds(3))) {
+    // The loop is stuck: destroying the channel would hang.
+    new std::shared_ptr<Channel>(channel);
+    new std::unique_ptr<EchoService::Stub>(std::move(stub));
+    FAIL() << "the call did not end: the channel's loop is stuck";
+  }
+  EXPECT_EQ(call->status.error_code(), StatusCode::DEADLINE_EXCEEDED)
+      << call->status.error_message();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  delete call;
+}
+
+TEST(ChannelTest, LastReferenceDroppedInAnAsyncCallback) {
+  // The done callback holds the only stub, which holds the only channel:
+  // the channel is destroyed on its own loop thread, and closes.
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  auto channel =
+      CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                          InsecureChannelCredentials(), TestArgs("pick_first"));
+  std::weak_ptr<Channel> weak = channel;
+  std::shared_ptr<EchoService::Stub> stub = EchoService::NewStub(channel);
+  channel.reset();
+  ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(5)).ok());
+  ASSERT_EQ(EstablishedTo("127.0.0.1", port), 1) << "no /proc/net/tcp?";
+  auto call = std::make_shared<AsyncEcho>();
+  call->ctx.set_deadline(absl::Now() + absl::Seconds(5));
+  EchoService::Stub* raw = stub.get();
+  raw->async()->Echo(&call->ctx, &call->req, &call->resp,
+                     [call, stub = std::move(stub)](Status s) mutable {
+                       call->status = std::move(s);
+                       stub.reset();  // The last channel reference.
+                       call->done.Notify();
+                     });
+  ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_TRUE(call->status.ok()) << call->status.error_message();
+  EXPECT_TRUE(weak.expired());
+  // The channel closed its connection (a deadlocked destructor would not).
+  int open = 1;
+  for (int i = 0; i < 250 && open != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+    open = EstablishedTo("127.0.0.1", port);
+  }
+  EXPECT_EQ(open, 0);
+  b.server->Shutdown(absl::Now());
+}
+
+TEST(ChannelTest, RecoveredDnsIsConnectingNotTheOldError) {
+  // The name does not resolve: TRANSIENT_FAILURE with the DNS error. Once
+  // it does, the first attempt (a TLS handshake to a listener that never
+  // answers) is CONNECTING, and fail-fast calls wait instead of failing with
+  // the old error.
+  const auto& certs = transport::testing::GetTestCertificates();
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  FlakyDns dns;
+  SslCredentialsOptions options;
+  options.pem_root_certs = certs->ca_pem;
+  ChannelArguments args = TestArgs("pick_first");
+  args.min_connect_timeout = absl::Seconds(5);
+  auto channel =
+      CreateCustomChannel(absl::StrCat("dns://127.0.0.1:", dns.port(),
+                                       "/svc.test:", ntohs(addr.sin_port)),
+                          SslCredentials(options), args);
+  auto stub = EchoService::NewStub(channel);
+  Status s = Call(stub.get(), false, absl::Seconds(5));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
+  EXPECT_NE(s.error_message().find("svc.test"), std::string::npos)
+      << s.error_message();
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
+  dns.answer();
+  ASSERT_TRUE(channel->WaitForStateChange(ConnectivityState::kTransientFailure,
+                                          absl::Now() + absl::Seconds(3)));
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kConnecting);
+  s = Call(stub.get(), false, absl::Milliseconds(300));
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  stub.reset();
+  channel.reset();
+  close(fd);
+}
+
+TEST(ChannelTest, ZeroBackoffArgumentsAreRejected) {
+  ChannelArguments args;
+  EXPECT_FALSE(args.SetInt("grpc.initial_reconnect_backoff_ms", 0));
+  EXPECT_FALSE(args.SetInt("grpc.min_reconnect_backoff_ms", 0));
+  EXPECT_EQ(args.initial_backoff, absl::Seconds(1));
+  EXPECT_EQ(args.min_connect_timeout, absl::Seconds(20));
+  EXPECT_TRUE(args.SetInt("grpc.initial_reconnect_backoff_ms", 1));
+  EXPECT_EQ(args.initial_backoff, absl::Milliseconds(1));
+  EXPECT_TRUE(args.SetInt("grpc.dns_min_time_between_resolutions_ms", 0));
+}
+
+TEST(ChannelTest, ZeroBackoffDoesNotSpin) {
+  // A zero initial backoff (the typed field allows it) to a dead port: the
+  // channel keeps working (its deadline timer fires) and retries are spaced.
+  ChannelArguments args = TestArgs("round_robin");
+  args.initial_backoff = absl::ZeroDuration();
+  args.max_backoff = absl::ZeroDuration();
+  auto channel = CreateCustomChannel(absl::StrCat("127.0.0.1:", DeadPort()),
+                                     InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  const absl::Time start = absl::Now();
+  Status s = Call(stub.get(), true, absl::Milliseconds(500));
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST(ChannelTest, RetiredSubchannelDoesNotConnectAgain) {
+  // round_robin to svc.test = A (127.0.0.2), whose server ends connections
+  // after 300 ms (GOAWAY). The record moves to B (127.0.0.3). When A's
+  // connection drains (a 2 s call still on it), the subchannel waits out its
+  // backoff (1 s after the first attempt) to reconnect; meanwhile the channel
+  // resolves again and retires A. The retired subchannel must not connect to
+  // A again while its old connection finishes the call.
+  NamedService service_a("a");
+  int port = 0;
+  std::unique_ptr<Server> a;
+  Backend b;
+  for (int attempt = 0; attempt < 20 && b.server == nullptr; ++attempt) {
+    if (a != nullptr) a->Shutdown(absl::Now());
+    a = ServerBuilder()
+            .AddListeningPort("127.0.0.2:0", InsecureServerCredentials(), &port)
+            .SetMaxConnectionAge(absl::Milliseconds(300))
+            .SetMaxConnectionAgeGrace(absl::Seconds(5))
+            .RegisterService(&service_a)
+            .BuildAndStart();
+    ASSERT_NE(a, nullptr);
+    b = StartBackend("b", absl::StrCat("127.0.0.3:", port), nullptr);
+  }
+  ASSERT_NE(b.server, nullptr);
+  auto dns =
+      transport::testing::DnsmasqServer::Start({{"svc.test", "127.0.0.2"}});
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  ChannelArguments args = TestArgs("round_robin");
+  args.initial_backoff = absl::Seconds(1);
+  args.max_backoff = absl::Seconds(1);
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://", (*dns)->address(), "/svc.test:", port),
+      InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  std::string who;
+  ASSERT_TRUE(Call(stub.get(), true, absl::Seconds(5), &who).ok());
+  ASSERT_EQ(who, "a");
+  ASSERT_EQ(EstablishedTo("127.0.0.2", port), 1) << "no /proc/net/tcp?";
+  auto call = std::make_shared<AsyncEcho>();
+  call->ctx.set_deadline(absl::Now() + absl::Seconds(5));
+  call->req.set_sleep_ms(2000);
+  stub->async()->Echo(&call->ctx, &call->req, &call->resp, [call](Status s) {
+    call->status = std::move(s);
+    call->done.Notify();
+  });
+  ASSERT_TRUE((*dns)->SetRecords({{"svc.test", "127.0.0.3"}}).ok());
+  // Until the call ends: never a second connection to A.
+  int most = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (!call->done.HasBeenNotified() && absl::Now() < deadline) {
+    most = std::max(most, EstablishedTo("127.0.0.2", port));
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(most, 1);
+  ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_TRUE(call->status.ok()) << call->status.error_message();
+  EXPECT_EQ(call->resp.message(), "a");
+  // The channel moved to B.
+  EXPECT_TRUE(Call(stub.get(), true, absl::Seconds(5), &who).ok());
+  EXPECT_EQ(who, "b");
+  stub.reset();
+  channel.reset();
+  a->Shutdown(absl::Now());
+  b.server->Shutdown(absl::Now());
+}
+
+// A TCP socket bound to 127.0.0.1 and a free port, not listening yet
+// (connections are refused).
+int BoundSocket(int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 ||
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return -1;
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// Accepts one pending connection (bounded wait) and closes it.
+bool AcceptAndClose(int fd) {
+  for (int i = 0; i < 200; ++i) {
+    const int c = accept(fd, nullptr, nullptr);
+    if (c >= 0) {
+      close(c);
+      return true;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return false;
+}
+
+TEST(ChannelTest, PickFirstClosesAConnectionThatComesUpWhileIdle) {
+  // Both addresses refuse: a failed pass, then both are retried at once. A
+  // connects (selected); B's SYN is dropped (its accept queue is full), so it
+  // is still connecting when A's connection is lost and the channel goes
+  // IDLE. When B connects (SYN retransmitted after 1 s), nothing wants it:
+  // pick_first closes it.
+  int port_a = 0, port_b = 0;
+  const int a = BoundSocket(&port_a);
+  const int b = BoundSocket(&port_b);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  ChannelArguments args = TestArgs("pick_first");
+  args.initial_backoff = absl::Seconds(1);
+  args.max_backoff = absl::Seconds(1);
+  args.backoff_jitter = 0;
+  args.min_connect_timeout = absl::Seconds(5);
+  auto channel = CreateCustomChannel(
+      absl::StrCat("ipv4:127.0.0.1:", port_a, ",127.0.0.1:", port_b),
+      InsecureChannelCredentials(), args);
+  ASSERT_TRUE(WaitForState(channel.get(), ConnectivityState::kTransientFailure,
+                           absl::Seconds(5)));
+  ASSERT_EQ(listen(a, 16), 0);
+  // Backlog 0: one connection fills B's accept queue; later SYNs are dropped.
+  ASSERT_EQ(listen(b, 0), 0);
+  const int filler = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in to = {};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(port_b);
+  connect(filler, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+  ASSERT_TRUE(
+      WaitForState(channel.get(), ConnectivityState::kReady, absl::Seconds(5)));
+  ASSERT_EQ(EstablishedTo("127.0.0.1", port_b), 1) << "no /proc/net/tcp?";
+  // A's connection is lost: IDLE (nothing calls).
+  ASSERT_TRUE(AcceptAndClose(a));
+  ASSERT_TRUE(WaitForState(channel.get(), ConnectivityState::kIdle,
+                           absl::Seconds(5),
+                           /*try_to_connect=*/false));
+  // Room in B's queue: the retransmitted SYN gets through.
+  ASSERT_TRUE(AcceptAndClose(b));
+  close(filler);
+  int c = -1;
+  for (int i = 0; i < 400 && c < 0; ++i) {
+    c = accept(b, nullptr, nullptr);
+    if (c < 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_GE(c, 0) << "B's connection did not come up";
+  // The channel closes it: EOF after its preface (and GOAWAY).
+  bool eof = false;
+  const absl::Time deadline = absl::Now() + absl::Seconds(2);
+  while (!eof && absl::Now() < deadline) {
+    pollfd p = {c, POLLIN, 0};
+    if (poll(&p, 1, 20) <= 0) continue;
+    char buf[512];
+    const ssize_t n = read(c, buf, sizeof(buf));
+    eof = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+  }
+  close(c);
+  EXPECT_TRUE(eof);
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kIdle);
+  channel.reset();
+  close(a);
+  close(b);
 }
 
 }  // namespace

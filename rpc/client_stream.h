@@ -129,8 +129,8 @@ void AsyncUnaryCall(const std::shared_ptr<Channel>& channel,
     }
     done(std::move(status));
   });
-  // The context does not keep the channel: its last reference must not be
-  // dropped on the loop thread.
+  // The context does not keep the channel (the caller does, until `done`);
+  // dropping its last reference inside `done` is fine (channel.h).
   ctx->set_call(call, nullptr);
   call->Start(&payload, /*end=*/true);
 }

@@ -93,7 +93,8 @@ class DnsResolver::Impl {
   // and every new query.
   void RearmTimer();
   void OnTimer();
-  // Stores the answer and delivers it from the end of the loop iteration.
+  // Stores the answer and delivers it from a new loop task (Post): the
+  // callback may resolve again without keeping the loop in one phase.
   void Complete(Query* query, absl::StatusOr<std::vector<SocketAddress>> r);
   void Deliver(uint64_t id);
 
@@ -279,7 +280,7 @@ void DnsResolver::Impl::Complete(
   query->result = std::move(result);
   std::weak_ptr<Impl*> alive = alive_;
   const uint64_t id = query->id;
-  loop_->Defer([alive = std::move(alive), id] {
+  loop_->Post([alive = std::move(alive), id] {
     if (std::shared_ptr<Impl*> self = alive.lock()) (*self)->Deliver(id);
   });
 }

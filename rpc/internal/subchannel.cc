@@ -1,5 +1,6 @@
 #include "rpc/internal/subchannel.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,11 +33,37 @@ void Subchannel::SetState(ConnectivityState state) {
   if (state_ == state) return;
   previous_state_ = state_;
   state_ = state;
-  owner_->OnSubchannelStateChange(this);
+  if (!shut_down_) owner_->OnSubchannelStateChange(this);
+}
+
+void Subchannel::Shutdown(bool notify_closed) {
+  notify_closed_ = notify_closed;
+  if (!shut_down_) {
+    shut_down_ = true;
+    if (backoff_timer_ != transport::EventLoop::kInvalidTimer) {
+      loop_->Cancel(backoff_timer_);
+      backoff_timer_ = transport::EventLoop::kInvalidTimer;
+    }
+    ClientTransport* transport = current_;
+    current_ = nullptr;
+    previous_state_ = state_;
+    state_ = ConnectivityState::kIdle;
+    if (transport != nullptr) transport->GracefulClose();
+  }
+  MaybeNotifyClosed();  // Last: may destroy the subchannel.
+}
+
+void Subchannel::MaybeNotifyClosed() {
+  if (!shut_down_ || !notify_closed_ || closed_notified_ ||
+      !transports_.empty()) {
+    return;
+  }
+  closed_notified_ = true;
+  owner_->OnSubchannelClosed(this);
 }
 
 void Subchannel::Connect() {
-  if (state_ != ConnectivityState::kIdle) return;
+  if (shut_down_ || state_ != ConnectivityState::kIdle) return;
   SetState(ConnectivityState::kConnecting);
   const absl::Duration wait = earliest_attempt_ - absl::Now();
   if (wait > absl::ZeroDuration()) {
@@ -96,51 +123,70 @@ void Subchannel::StartAttempt() {
       });
 }
 
+void Subchannel::OnAttemptFailed(absl::Status error) {
+  failed_since_ready_ = true;
+  last_error_ = std::move(error);
+  // At least 1 ms: a zero delay must not turn into a busy loop.
+  const absl::Duration wait =
+      std::max(next_attempt_ - absl::Now(), absl::Milliseconds(1));
+  backoff_timer_ = loop_->RunAfter(wait, [self = self_] {
+    if (*self == nullptr) return;
+    (*self)->backoff_timer_ = transport::EventLoop::kInvalidTimer;
+    (*self)->SetState(ConnectivityState::kIdle);
+  });
+  SetState(ConnectivityState::kTransientFailure);
+}
+
 void Subchannel::OnConnected(
     absl::StatusOr<std::unique_ptr<transport::Endpoint>> endpoint) {
+  // Shut down meanwhile: a new connection is closed at once (dropped).
+  if (shut_down_) return;
   if (!endpoint.ok()) {
-    failed_since_ready_ = true;
-    last_error_ = absl::UnavailableError(
+    OnAttemptFailed(absl::UnavailableError(
         absl::StrCat("failed to connect to ", address_.ToString(), ": ",
-                     endpoint.status().message()));
-    backoff_timer_ =
-        loop_->RunAfter(next_attempt_ - absl::Now(), [self = self_] {
-          if (*self == nullptr) return;
-          (*self)->backoff_timer_ = transport::EventLoop::kInvalidTimer;
-          (*self)->SetState(ConnectivityState::kIdle);
-        });
-    SetState(ConnectivityState::kTransientFailure);
+                     endpoint.status().message())));
+    return;
+  }
+  ClientTransport::Host* host = this;
+  auto t = std::make_unique<ClientTransport>(
+      host, std::move(*endpoint), owner_->SubchannelTransportOptions());
+  current_ = t.get();
+  transports_[current_] = std::move(t);
+  starting_ = true;
+  current_->Start();
+  starting_ = false;
+  if (current_ == nullptr) {
+    // Drained or closed before it was READY (Start read a buffered GOAWAY or
+    // EOF): a failed attempt, with backoff.
+    OnAttemptFailed(absl::UnavailableError(absl::StrCat(
+        "connection to ", address_.ToString(), " closed before it was ready")));
     return;
   }
   backoff_.Reset();
   earliest_attempt_ = attempt_start_ + options_.backoff.initial_backoff;
   failed_since_ready_ = false;
   last_error_ = absl::OkStatus();
-  ClientTransport::Host* host = this;
-  auto t = std::make_unique<ClientTransport>(
-      host, std::move(*endpoint), owner_->SubchannelTransportOptions());
-  current_ = t.get();
-  transports_[current_] = std::move(t);
-  current_->Start();
-  // (Closed already: OnTransportDraining made the subchannel IDLE.)
-  if (current_ != nullptr) SetState(ConnectivityState::kReady);
+  SetState(ConnectivityState::kReady);
 }
 
 void Subchannel::OnTransportDraining(ClientTransport* transport) {
   if (current_ != transport) return;
   current_ = nullptr;
+  if (starting_) return;  // OnConnected: a failed attempt.
   SetState(ConnectivityState::kIdle);
 }
 
 void Subchannel::OnTransportClosed(ClientTransport* transport) {
   OnTransportDraining(transport);
   loop_->Post([self = self_, transport] {
-    if (*self != nullptr) (*self)->transports_.erase(transport);
+    if (*self == nullptr) return;
+    (*self)->transports_.erase(transport);
+    (*self)->MaybeNotifyClosed();  // Last: may destroy the subchannel.
   });
 }
 
 void Subchannel::OnTransportTooManyPings(ClientTransport* /*transport*/) {
-  owner_->OnSubchannelTooManyPings();
+  if (!shut_down_) owner_->OnSubchannelTooManyPings();
 }
 
 }  // namespace internal

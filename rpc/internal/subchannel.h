@@ -3,7 +3,8 @@
 //
 //   IDLE --Connect()--> CONNECTING --connected--> READY
 //                           |                       |
-//                         failed            GOAWAY / closed
+//          failed (or drained        GOAWAY / closed
+//          before it was READY)
 //                           v                       v
 //                   TRANSIENT_FAILURE             IDLE
 //                           |
@@ -53,6 +54,9 @@ class Subchannel final : private ClientTransport::Host {
     virtual ClientTransportOptions SubchannelTransportOptions() = 0;
     // A connection was closed for too many pings (GOAWAY ENHANCE_YOUR_CALM).
     virtual void OnSubchannelTooManyPings() = 0;
+    // After Shutdown(/*notify_closed=*/true): its last connection closed.
+    // The owner may destroy the subchannel from here.
+    virtual void OnSubchannelClosed(Subchannel* subchannel) = 0;
   };
 
   struct Options {
@@ -84,6 +88,14 @@ class Subchannel final : private ClientTransport::Host {
   // (ClientTransport::GracefulClose); the subchannel is IDLE again. The
   // owner, who asked, is not told. Otherwise nothing.
   void Disconnect();
+  // For good (its address went away, or the channel closes): the backoff
+  // timer is cancelled, the current connection drains (its calls finish),
+  // a connection that comes up later is closed at once, and the owner hears
+  // nothing more, except OnSubchannelClosed once no connection is open when
+  // `notify_closed` (maybe from inside this call). Idempotent; a later call
+  // may turn `notify_closed` off.
+  void Shutdown(bool notify_closed);
+  bool shut_down() const { return shut_down_; }
   // READY: the connection to start calls on; else nullptr.
   ClientTransport* transport() const { return current_; }
   // Connections still open (the current one and draining ones).
@@ -91,6 +103,10 @@ class Subchannel final : private ClientTransport::Host {
 
  private:
   void SetState(ConnectivityState state);
+  // An attempt failed: TRANSIENT_FAILURE until the backoff delay passed.
+  void OnAttemptFailed(absl::Status error);
+  // Shut down with notify_closed and no connection left: tells the owner.
+  void MaybeNotifyClosed();
   // The connection attempt itself (Connect waits for earliest_attempt_).
   void StartAttempt();
   void OnConnected(
@@ -108,6 +124,12 @@ class Subchannel final : private ClientTransport::Host {
   ConnectivityState state_ = ConnectivityState::kIdle;
   ConnectivityState previous_state_ = ConnectivityState::kIdle;
   bool failed_since_ready_ = false;
+  bool shut_down_ = false;
+  bool notify_closed_ = false;
+  bool closed_notified_ = false;
+  // Inside ClientTransport::Start: a connection that drains before it was
+  // READY is a failed attempt, not a lost connection.
+  bool starting_ = false;
   absl::Status last_error_;
   absl::Time attempt_start_;
   absl::Time next_attempt_;  // Start of the last attempt + its delay.
