@@ -94,33 +94,22 @@ void Subchannel::StartAttempt() {
   attempt_start_ = now;
   next_attempt_ = now + delay;
   const absl::Duration timeout = backoff_.ConnectTimeout(delay);
+  // Either connect's result as a plain Endpoint, for OnConnected.
+  auto done = [self = self_](auto endpoint) {
+    if (*self == nullptr) return;
+    if (!endpoint.ok()) {
+      (*self)->OnConnected(endpoint.status());
+    } else {
+      (*self)->OnConnected(
+          std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
+    }
+  };
   if (options_.tls != nullptr) {
-    transport::TlsConnect(
-        loop_, address_, options_.tls, options_.tls_name, timeout,
-        [self = self_](
-            absl::StatusOr<std::unique_ptr<transport::TlsEndpoint>> endpoint) {
-          if (*self == nullptr) return;
-          if (!endpoint.ok()) {
-            (*self)->OnConnected(endpoint.status());
-          } else {
-            (*self)->OnConnected(
-                std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
-          }
-        });
+    transport::TlsConnect(loop_, address_, options_.tls, options_.tls_name,
+                          timeout, std::move(done));
     return;
   }
-  transport::TcpConnect(
-      loop_, address_, timeout,
-      [self = self_](
-          absl::StatusOr<std::unique_ptr<transport::TcpEndpoint>> endpoint) {
-        if (*self == nullptr) return;
-        if (!endpoint.ok()) {
-          (*self)->OnConnected(endpoint.status());
-        } else {
-          (*self)->OnConnected(
-              std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
-        }
-      });
+  transport::TcpConnect(loop_, address_, timeout, std::move(done));
 }
 
 void Subchannel::OnAttemptFailed(absl::Status error) {
