@@ -250,6 +250,25 @@ INSTANTIATE_TEST_SUITE_P(Policies, ChannelLbTest,
                          });
 
 // A port where nothing listens (a server's, after it stopped).
+// A TCP socket listening on 127.0.0.1 (its port in *port) that nobody
+// serves; -1 on failure. The caller closes it.
+int LoopbackListener(int backlog, int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(fd, backlog) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return -1;
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
 int DeadPort() {
   int port = 0;
   Backend b = StartBackend("x", "127.0.0.1:0", &port);
@@ -560,15 +579,9 @@ TEST(ChannelTest, TooManyPingsDoublesTheKeepaliveTime) {
 
 TEST(ChannelTest, ServerThatDropsConnectionsIsNotHammered) {
   // Accepts and closes at once; counts the connections.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int listen_port = 0;
+  const int fd = LoopbackListener(64, &listen_port);
   ASSERT_GE(fd, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(fd, 64), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   std::atomic<bool> stop{false};
   std::atomic<int> accepted{0};
   std::thread acceptor([&] {
@@ -585,7 +598,7 @@ TEST(ChannelTest, ServerThatDropsConnectionsIsNotHammered) {
   ChannelArguments args = TestArgs("round_robin");
   args.initial_backoff = absl::Milliseconds(200);
   auto channel =
-      CreateCustomChannel(absl::StrCat("ipv4:127.0.0.1:", ntohs(addr.sin_port)),
+      CreateCustomChannel(absl::StrCat("ipv4:127.0.0.1:", listen_port),
                           InsecureChannelCredentials(), args);
   auto stub = EchoService::NewStub(channel);
   // Calls keep the channel reconnecting for 1 s (a call sent on a
@@ -893,24 +906,17 @@ TEST(ChannelTest, RecoveredDnsIsConnectingNotTheOldError) {
   // the old error.
   const auto& certs = transport::testing::GetTestCertificates();
   ASSERT_TRUE(certs.ok()) << certs.status();
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int listen_port = 0;
+  const int fd = LoopbackListener(16, &listen_port);
   ASSERT_GE(fd, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(fd, 16), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   FlakyDns dns;
   SslCredentialsOptions options;
   options.pem_root_certs = certs->ca_pem;
   ChannelArguments args = TestArgs("pick_first");
   args.min_connect_timeout = absl::Seconds(5);
-  auto channel =
-      CreateCustomChannel(absl::StrCat("dns://127.0.0.1:", dns.port(),
-                                       "/svc.test:", ntohs(addr.sin_port)),
-                          SslCredentials(options), args);
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://127.0.0.1:", dns.port(), "/svc.test:", listen_port),
+      SslCredentials(options), args);
   auto stub = EchoService::NewStub(channel);
   Status s = Call(stub.get(), false, absl::Seconds(5));
   EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
