@@ -524,6 +524,7 @@ void Channel::LoopUpdateState() {
 internal::ClientTransportOptions Channel::SubchannelTransportOptions() {
   internal::ClientTransportOptions options;
   options.connection.role = transport::Role::kClient;
+  options.connection.first_local_stream_id = first_stream_id_for_test_;
   options.keepalive_time = keepalive_time_;
   options.keepalive_timeout = args_.keepalive_timeout;
   options.keepalive_permit_without_calls = args_.keepalive_permit_without_calls;

@@ -164,6 +164,10 @@ struct ChannelArguments {
   bool SetString(const std::string& name, const std::string& value);
 };
 
+namespace internal {
+class ChannelTestPeer;
+}  // namespace internal
+
 class Channel final : private internal::Subchannel::Owner {
  public:
   // Use CreateChannel.
@@ -293,6 +297,10 @@ class Channel final : private internal::Subchannel::Owner {
   bool pick_first_trying_ = false;
   size_t round_robin_next_ = 0;
   absl::Duration keepalive_time_;
+  // Tests only (internal::ChannelTestPeer), before the first call: the
+  // first stream id of new connections (0: the protocol's).
+  uint32_t first_stream_id_for_test_ = 0;
+  friend class internal::ChannelTestPeer;
   std::vector<std::shared_ptr<internal::ClientCall>> queue_;
   // Keeps loop callbacks from touching a destroyed channel.
   std::shared_ptr<Channel*> self_;

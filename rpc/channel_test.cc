@@ -405,6 +405,39 @@ TEST(ChannelTest, ReResolvesWhenTheConnectionDrops) {
   b.server->Shutdown(absl::Now());
 }
 
+}  // namespace
+
+namespace internal {
+class ChannelTestPeer {
+ public:
+  static void SetFirstStreamId(Channel* channel, uint32_t id) {
+    channel->first_stream_id_for_test_ = id;
+  }
+};
+}  // namespace internal
+
+namespace {
+
+TEST(ChannelTest, ConnectionsWhoseStreamIdsRunOutAreReplaced) {
+  // Each connection has three stream ids left: the calls after them go to
+  // new connections, and none fails.
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  auto channel =
+      CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                          InsecureChannelCredentials(), TestArgs("pick_first"));
+  internal::ChannelTestPeer::SetFirstStreamId(channel.get(),
+                                              transport::kMaxStreamId - 4);
+  auto stub = EchoService::NewStub(channel);
+  for (int i = 0; i < 10; ++i) {
+    Status s = Call(stub.get(), false, absl::Seconds(5));
+    ASSERT_TRUE(s.ok()) << i << ": " << s;
+  }
+  EXPECT_EQ(b.service->calls, 10);
+  b.server->Shutdown(absl::Now());
+}
+
 TEST(ChannelTest, ConnectivityStates) {
   int port = 0;
   Backend b = StartBackend("s", "127.0.0.1:0", &port);
