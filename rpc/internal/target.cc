@@ -2,12 +2,14 @@
 
 #include <arpa/inet.h>
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "rpc/wire/percent.h"
 
 namespace rpc {
 namespace internal {
@@ -88,34 +90,6 @@ absl::StatusOr<uint16_t> ParsePort(absl::string_view text) {
   return static_cast<uint16_t>(port);
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// A target is a URI: "%XY" escapes are decoded in its path ("unix:///tmp/
-// a%20b", "dns:///[fe80::1%25eth0]:80").
-absl::StatusOr<std::string> PercentDecode(absl::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out.push_back(in[i]);
-      continue;
-    }
-    const int hi = i + 2 < in.size() ? HexValue(in[i + 1]) : -1;
-    const int lo = hi >= 0 ? HexValue(in[i + 2]) : -1;
-    if (lo < 0) {
-      return absl::InvalidArgumentError("bad percent-encoding");
-    }
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return out;
-}
-
 // Consumes `scheme` (with its ':') from the front of *in, case-insensitively
 // (URI schemes are).
 bool ConsumeScheme(absl::string_view* in, absl::string_view scheme) {
@@ -162,8 +136,8 @@ absl::Status ParseDns(absl::string_view target, absl::string_view rest,
   }
   absl::StatusOr<uint16_t> port = ParsePort(port_text);
   if (!port.ok()) return Bad(target, port.status().message());
-  absl::StatusOr<std::string> decoded = PercentDecode(host);
-  if (!decoded.ok()) return Bad(target, decoded.status().message());
+  std::optional<std::string> decoded = PercentDecodeStrict(host);
+  if (!decoded.has_value()) return Bad(target, "bad percent-encoding");
   out->host = *std::move(decoded);
   out->port = *port;
   out->authority = JoinHostPort(out->host, port_text);
@@ -229,8 +203,9 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
       }
     }
     if (rest.empty()) return Bad(target, "empty path");
-    absl::StatusOr<std::string> path = PercentDecode(rest);
-    if (!path.ok()) return Bad(target, path.status().message());
+    std::optional<std::string> path =
+        PercentDecodeStrict(std::string_view(rest.data(), rest.size()));
+    if (!path.has_value()) return Bad(target, "bad percent-encoding");
     absl::StatusOr<transport::SocketAddress> addr =
         transport::SocketAddress::Unix(*path);
     if (!addr.ok()) return Bad(target, addr.status().message());

@@ -112,6 +112,18 @@ std::string PercentDecode(std::string_view in) {
   return out;
 }
 
+std::optional<std::string> PercentDecodeStrict(std::string_view in) {
+  for (size_t i = in.find('%'); i != std::string_view::npos;
+       i = in.find('%', i + 3)) {
+    if (i + 2 >= in.size() || HexValue(static_cast<uint8_t>(in[i + 1])) < 0 ||
+        HexValue(static_cast<uint8_t>(in[i + 2])) < 0) {
+      return std::nullopt;
+    }
+  }
+  // Every '%' starts a valid escape: the lenient decoder gives the answer.
+  return PercentDecode(in);
+}
+
 std::string_view PercentDecodeIfNeeded(std::string_view in,
                                        std::string* storage) {
   const size_t first = in.find('%');

@@ -14,6 +14,7 @@
 #ifndef RPC_WIRE_PERCENT_H_
 #define RPC_WIRE_PERCENT_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,10 @@ std::string PercentDecode(std::string_view in);
 // `in` itself when it holds no '%'; else the decoding in *storage.
 std::string_view PercentDecodeIfNeeded(std::string_view in,
                                        std::string* storage);
+
+// Strict decoding, for URIs (gRPC targets): every '%' must start "%XX";
+// nullopt otherwise.
+std::optional<std::string> PercentDecodeStrict(std::string_view in);
 
 }  // namespace rpc
 

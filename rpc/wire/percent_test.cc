@@ -79,6 +79,15 @@ TEST(PercentTest, DecodeInvalidPassesThrough) {
   EXPECT_EQ(PercentDecode("tab\there %41"), "tab\there A");
 }
 
+TEST(PercentTest, StrictDecodeRefusesBadEscapes) {
+  EXPECT_EQ(PercentDecodeStrict("a%20b%2f"), "a b/");
+  EXPECT_EQ(PercentDecodeStrict("plain"), "plain");
+  EXPECT_EQ(PercentDecodeStrict("%25"), "%");
+  for (const char* bad : {"%", "a%2", "%zz", "%2g", "ok%20then%"}) {
+    EXPECT_EQ(PercentDecodeStrict(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(PercentTest, RandomRoundTrip) {
   std::mt19937 rng(7);
   for (int i = 0; i < 2000; ++i) {
