@@ -46,6 +46,7 @@ class HeaderList {
     arena_size_ = std::exchange(other.arena_size_, 0);
     arena_capacity_ = std::exchange(other.arena_capacity_, 0);
     list_size_ = std::exchange(other.list_size_, 0);
+    octets_copied_ = std::exchange(other.octets_copied_, 0);
     records_ = std::move(other.records_);
     num_records_ = std::exchange(other.num_records_, 0);
     records_capacity_ = std::exchange(other.records_capacity_, 0);
@@ -72,6 +73,7 @@ class HeaderList {
     num_records_ = 0;
     arena_size_ = 0;
     list_size_ = 0;
+    octets_copied_ = 0;
   }
 
   // Appends a field, copying its bytes (grows the storage if needed). `name`
@@ -92,6 +94,12 @@ class HeaderList {
   // Octets of names and values currently held, and the arena's capacity.
   size_t arena_size() const { return arena_size_; }
   size_t arena_capacity() const { return arena_capacity_; }
+  // The work of filling the list since the last clear(): octets the arena was
+  // asked to take, for kept fields and for scratch (a literal decoded and then
+  // not kept; a Huffman string counts its bound, 8/5 of its encoded length).
+  // Decoder::Decode clears the list first, so this is one block's copying: an
+  // HPACK bomb's references past the list size limit add nothing.
+  size_t octets_copied() const { return octets_copied_; }
 
   // Forward iteration over the fields, in order.
   class const_iterator {
@@ -146,6 +154,7 @@ class HeaderList {
   // preserving the first `used` octets (which may include scratch beyond
   // arena_size()).
   char* EnsureArena(size_t used, size_t n) {
+    octets_copied_ += n;
     if (arena_capacity_ - used < n) GrowArena(used, used + n);
     return arena_.get();
   }
@@ -205,6 +214,7 @@ class HeaderList {
   size_t arena_size_ = 0;
   size_t arena_capacity_ = 0;
   size_t list_size_ = 0;
+  size_t octets_copied_ = 0;
   std::unique_ptr<Record[]> records_;  // Uninitialized past num_records_.
   size_t num_records_ = 0;
   size_t records_capacity_ = 0;

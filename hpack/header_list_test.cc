@@ -57,6 +57,18 @@ TEST(HeaderListTest, ClearKeepsCapacity) {
   EXPECT_EQ(list[0].value, "b");
 }
 
+TEST(HeaderListTest, OctetsCopiedCountsSinceTheLastClear) {
+  HeaderList list;
+  EXPECT_EQ(list.octets_copied(), 0u);
+  list.Append("name", "value");
+  list.Append("n", std::string(100, 'v'));
+  EXPECT_EQ(list.octets_copied(), 110u);
+  list.clear();
+  EXPECT_EQ(list.octets_copied(), 0u);
+  list.Append("a", "b");
+  EXPECT_EQ(list.octets_copied(), 2u);
+}
+
 TEST(HeaderListTest, CopiesAndCompares) {
   HeaderList a;
   a.Append("a", "1");
