@@ -207,6 +207,27 @@ TEST_F(LimitsTest, ContinuationFloodByFrames) {
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
 }
 
+// The frame bound is exact: a block in HEADERS plus max_continuation_frames
+// CONTINUATIONs is accepted, one more is the flood.
+TEST_F(LimitsTest, ContinuationFramesExactlyAtTheLimit) {
+  ConnectionOptions o = ServerOptions();
+  o.max_continuation_frames = 3;
+  Init(o);
+  const std::string block = peer_.Encode(GetRequest());
+  peer_.HeadersFragment(1, block, true, false)
+      .Continuation(1, "", false)
+      .Continuation(1, "", false)
+      .Continuation(1, "", true);
+  EXPECT_THAT(Exchange(), IsEmpty());
+  EXPECT_THAT(events_.Matching("headers 1 end"), SizeIs(1));
+  peer_.HeadersFragment(3, peer_.Encode(GetRequest()), true, false);
+  for (int i = 0; i < 3; ++i) peer_.Continuation(3, "", false);
+  peer_.Continuation(3, "", true);  // The 4th.
+  EXPECT_FALSE(Feed());
+  EXPECT_THAT(Read(), ElementsAre("GOAWAY 1 ENHANCE_YOUR_CALM"));
+  EXPECT_THAT(events_.Matching("headers 3"), IsEmpty());
+}
+
 TEST_F(LimitsTest, HeaderBlockAcrossContinuationsWithinLimits) {
   Init(ServerOptions());
   Fields f = GetRequest();
