@@ -485,6 +485,7 @@ void Connection::GoAway(Http2ErrorCode code, std::string_view debug_data) {
 Role Connection::role() const { return impl_->role(); }
 bool Connection::dead() const { return impl_->dead(); }
 bool Connection::done() const { return impl_->done(); }
+bool Connection::goaway_received() const { return impl_->goaway_received(); }
 const Http2Error& Connection::error() const { return impl_->error(); }
 const Http2Settings& Connection::local_settings() const {
   return impl_->local_settings();

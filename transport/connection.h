@@ -330,6 +330,9 @@ class Connection {
   // Dead, or drained after a GOAWAY: nothing more will happen; once the
   // output is flushed, close.
   bool done() const;
+  // The peer sent GOAWAY: no new streams here (a client opens another
+  // connection); those at or below its last stream id go on.
+  bool goaway_received() const;
   // The connection error (ok() unless one happened).
   const Http2Error& error() const;
   const Http2Settings& local_settings() const;

@@ -318,6 +318,7 @@ TEST_F(ClientTest, Sec6_8_SecondGoAwayCannotRaiseTheLastStreamId) {
   peer_.GoAway(7, Http2ErrorCode::kNoError);
   Feed();
   EXPECT_THAT(events_.lines(), ElementsAre("goaway 3 NO_ERROR"));
+  EXPECT_TRUE(conn_->goaway_received());
   EXPECT_EQ(conn_->num_active_streams(), 2u);  // 1 and 3.
   EXPECT_EQ(conn_->SubmitData(5, SliceBuffer(), true).code(),
             absl::StatusCode::kNotFound);

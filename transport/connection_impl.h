@@ -84,6 +84,7 @@ class Connection::Impl : public FrameListener {
   Role role() const { return options_.role; }
   bool dead() const { return dead_; }
   bool done() const { return dead_ || drained_; }
+  bool goaway_received() const { return goaway_received_; }
   const Http2Error& error() const { return error_; }
   const Http2Settings& local_settings() const { return local_; }
   const Http2Settings& remote_settings() const { return remote_; }

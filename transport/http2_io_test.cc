@@ -5,14 +5,17 @@
 // shutdown.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -35,7 +38,8 @@ std::string RandomBytes(size_t n, uint32_t seed) {
 
 // /bytes/N: N pseudo-random octets (seed 1); /echo: the body back, released
 // to the window only once echoed; /trailers: a body and trailers; /reset:
-// RST_STREAM; /slow: answers after 50 ms from a timer.
+// RST_STREAM; /slow: answers after 50 ms from a timer; /hold: no response
+// until the test calls Release().
 class TestHandler : public Http2Handler {
  public:
   void OnRequest(ServerStream* stream) override {
@@ -95,13 +99,57 @@ class TestHandler : public Http2Handler {
         const hpack::HeaderField h[] = {{":status", "204"}};
         stream->Respond(h, true).IgnoreError();
       });
+    } else if (path == "/hold") {
+      ServerStream::Callbacks cb;
+      auto alive = std::make_shared<bool>(true);
+      cb.on_close = [alive](Http2ErrorCode) { *alive = false; };
+      stream->SetCallbacks(std::move(cb));
+      absl::MutexLock lock(&mu_);
+      held_.push_back({stream->loop(), [stream, alive] {
+                         if (!*alive) return;
+                         const hpack::HeaderField h[] = {{":status", "204"}};
+                         stream->Respond(h, true).IgnoreError();
+                       }});
     } else {
       const hpack::HeaderField h[] = {{":status", "404"}};
       ASSERT_TRUE(stream->Respond(h, true).ok());
     }
   }
+
+  // Waits (bounded: only a hang reaches the bound) until `n` /hold requests
+  // have reached the handler.
+  bool WaitForHeld(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return held_.size() >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(30));
+  }
+  // Answers every held request (204) from its loop; any thread.
+  void Release() {
+    absl::MutexLock lock(&mu_);
+    for (auto& [loop, respond] : held_) loop->Post(std::move(respond));
+    held_.clear();
+  }
+
   std::atomic<int> requests{0};
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::pair<EventLoop*, std::function<void()>>> held_
+      ABSL_GUARDED_BY(mu_);
 };
+
+// Polls `condition` until it holds; false only after 30 s (a hang).
+template <typename Condition>
+bool WaitUntil(Condition condition) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
 
 class Http2IoTest : public ::testing::TestWithParam<bool> {
  protected:
@@ -267,38 +315,40 @@ TEST_P(Http2IoTest, GracefulShutdownLetsStreamsFinish) {
   ASSERT_TRUE(warm.ok());
   // A response that is still being produced when the server starts to shut
   // down completes; then the connection closes.
-  std::atomic<bool> done{false};
-  FetchedResponse slow;
-  std::thread fetcher([&] {
-    auto r = client->Fetch("GET", "/slow");
-    if (r.ok()) slow = *r;
-    done = true;
-  });
-  absl::SleepFor(absl::Milliseconds(10));
-  server_->Shutdown(absl::Seconds(5));
+  absl::StatusOr<FetchedResponse> held;
+  std::thread fetcher([&] { held = client->Fetch("GET", "/hold"); });
+  ASSERT_TRUE(handler_.WaitForHeld(1));
+  std::thread shutdown([&] { server_->Shutdown(absl::Seconds(30)); });
+  // The server's GOAWAY has reached the client: the shutdown is under way.
+  EXPECT_TRUE(WaitUntil([&] {
+    bool goaway = false;
+    client->RunInLoop(
+        [&](Http2Client* c) { goaway = c->connection().goaway_received(); });
+    return goaway;
+  }));
+  handler_.Release();
   fetcher.join();
-  EXPECT_TRUE(done);
-  EXPECT_TRUE(slow.error.ok()) << slow.error;
-  EXPECT_EQ(slow.status, 204);
-  const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (!client->closed() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  EXPECT_TRUE(client->closed());
+  shutdown.join();
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_TRUE(held->error.ok()) << held->error;
+  EXPECT_EQ(held->status, 204);
+  EXPECT_TRUE(WaitUntil([&] { return client->closed(); }));
 }
 
+// The server closing a connection with a stream open (no grace) fails the
+// stream on the client: UNAVAILABLE, no response.
 TEST_P(Http2IoTest, ServerSideCloseFailsOpenStreams) {
   auto client = Connect();
   ASSERT_NE(client, nullptr);
-  std::thread fetcher([&] {
-    auto r = client->Fetch("GET", "/slow", absl::Seconds(10));
-    ASSERT_TRUE(r.ok()) << r.status();
-    // Either the response made it, or the stream failed cleanly.
-    EXPECT_TRUE(r->status == 204 || !r->error.ok());
-  });
-  absl::SleepFor(absl::Milliseconds(10));
+  absl::StatusOr<FetchedResponse> held;
+  std::thread fetcher(
+      [&] { held = client->Fetch("GET", "/hold", absl::Seconds(30)); });
+  ASSERT_TRUE(handler_.WaitForHeld(1));
   server_->Shutdown(absl::ZeroDuration());
   fetcher.join();
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_TRUE(absl::IsUnavailable(held->error)) << held->error;
+  EXPECT_EQ(held->status, 0);
 }
 
 // The write path coalesces: many small responses produced in one loop
