@@ -238,8 +238,9 @@ bool IsAlpnReason(int reason) {
 
 // ---- TlsContext::TicketKeys ----
 
-// The keys that seal (encrypt and MAC) session tickets: the newest seals,
-// older ones still open tickets until `lifetime` after they were replaced.
+// The keys that seal (encrypt and MAC) session tickets: each seals for
+// `rotation` after it was made (the next seal after that makes a new one),
+// then still opens tickets for `lifetime`, then it is erased.
 // Key material is random, never leaves the process and is wiped when
 // dropped.
 class TlsContext::TicketKeys {
@@ -249,11 +250,11 @@ class TlsContext::TicketKeys {
     unsigned char aes[32];
     unsigned char hmac[32];
     absl::Time created;
-    absl::Time retired = absl::InfiniteFuture();  // stopped sealing
   };
 
-  TicketKeys(absl::Duration rotation, absl::Duration lifetime)
-      : rotation_(rotation), lifetime_(lifetime) {}
+  TicketKeys(absl::Duration rotation, absl::Duration lifetime,
+             std::function<absl::Time()> clock)
+      : rotation_(rotation), lifetime_(lifetime), clock_(std::move(clock)) {}
 
   // OpenSSL's ticket key callback (SSL_CTX_set_tlsext_ticket_key_evp_cb;
   // the SSL_CTX's app data is the TicketKeys): seal (enc = 1: 1, or -1 on
@@ -300,7 +301,7 @@ class TlsContext::TicketKeys {
   // it is due. False when no random key could be made.
   bool Current(Key* out) {
     absl::MutexLock lock(&mu_);
-    const absl::Time now = absl::Now();
+    const absl::Time now = Now();
     Prune(now);
     if (keys_.empty() || now - keys_.back().created >= rotation_) {
       Key k;
@@ -311,7 +312,6 @@ class TlsContext::TicketKeys {
         return false;
       }
       k.created = now;
-      if (!keys_.empty()) keys_.back().retired = now;
       keys_.push_back(k);
       OPENSSL_cleanse(&k, sizeof(k));
     }
@@ -323,19 +323,27 @@ class TlsContext::TicketKeys {
   // (the client should get a ticket sealed with the current key).
   bool Find(const unsigned char* name, Key* out, bool* renew) {
     absl::MutexLock lock(&mu_);
-    Prune(absl::Now());
+    const absl::Time now = Now();
+    Prune(now);
     for (const Key& k : keys_) {
       if (CRYPTO_memcmp(k.name, name, sizeof(k.name)) != 0) continue;
       *out = k;
-      *renew = k.retired != absl::InfiniteFuture();
+      *renew = RetiredAt(k) <= now;
       return true;
     }
     return false;
   }
 
  private:
+  absl::Time Now() const { return clock_ ? clock_() : absl::Now(); }
+
+  // When `k` stops sealing: `rotation` after it was made, whether or not a
+  // newer key has been made yet (that happens at the next seal), so an idle
+  // server also erases its keys on time.
+  absl::Time RetiredAt(const Key& k) const { return k.created + rotation_; }
+
   void Prune(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    while (!keys_.empty() && keys_.front().retired + lifetime_ <= now) {
+    while (!keys_.empty() && RetiredAt(keys_.front()) + lifetime_ <= now) {
       OPENSSL_cleanse(&keys_.front(), sizeof(Key));
       keys_.erase(keys_.begin());
     }
@@ -353,6 +361,7 @@ class TlsContext::TicketKeys {
 
   const absl::Duration rotation_;
   const absl::Duration lifetime_;
+  const std::function<absl::Time()> clock_;
   absl::Mutex mu_;
   std::vector<Key> keys_ ABSL_GUARDED_BY(mu_);  // oldest first
 };
@@ -481,7 +490,8 @@ absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::CreateServer(
     SSL_CTX_set_timeout(
         ctx, static_cast<long>(absl::ToInt64Seconds(options.session_lifetime)));
     context->ticket_keys_ = std::make_unique<TicketKeys>(
-        options.ticket_key_rotation, options.session_lifetime);
+        options.ticket_key_rotation, options.session_lifetime,
+        options.ticket_key_clock);
     SSL_CTX_set_app_data(ctx, context->ticket_keys_.get());
     SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, &TicketKeys::Callback);
   } else {

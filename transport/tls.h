@@ -48,6 +48,7 @@
 #define TRANSPORT_TLS_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,12 +86,18 @@ struct TlsServerOptions {
   bool session_tickets = true;
   // Tickets are sealed with a key that is replaced this often (a fresh
   // random AES-256 + HMAC-SHA256 key); a key still opens tickets for
-  // session_lifetime after it stopped sealing them, then it is erased. So
+  // session_lifetime after it stopped sealing them (rotation after it was
+  // made, whether or not a handshake came since), then it is erased. So
   // a key taken from memory exposes at most rotation + lifetime of
   // resumable sessions, not the server's whole life.
   absl::Duration ticket_key_rotation = absl::Hours(12);
   // How long a session can be resumed (the ticket lifetime hint).
   absl::Duration session_lifetime = absl::Hours(2);
+  // Testing seam: the clock that ticket keys are created, retired and erased
+  // by (null: absl::Now()), so a test crosses a rotation without waiting for
+  // it. Called from handshakes, on any thread. OpenSSL still ages sessions by
+  // the real clock.
+  std::function<absl::Time()> ticket_key_clock;
 };
 
 struct TlsClientOptions {

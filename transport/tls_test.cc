@@ -9,13 +9,15 @@
 #include <string.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/time/clock.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "transport/testing/echo_peer.h"
 #include "transport/testing/test_certs.h"
@@ -789,27 +791,75 @@ TEST(TlsResumptionTest, AnotherServerContextCannotOpenTheTicket) {
   EXPECT_FALSE(c.client_reused);
 }
 
+// The ticket keys' clock (TlsServerOptions::ticket_key_clock), moved by hand.
+class FakeClock {
+ public:
+  absl::Time Now() {
+    absl::MutexLock lock(&mu_);
+    return now_;
+  }
+  void Advance(absl::Duration d) {
+    absl::MutexLock lock(&mu_);
+    now_ += d;
+  }
+  std::function<absl::Time()> AsFunction() {
+    return [this] { return Now(); };
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::Time now_ = absl::FromUnixSeconds(1700000000);
+};
+
 TEST(TlsResumptionTest, TicketKeysRotateAndOldOnesStillOpen) {
+  FakeClock clock;
   TlsServerOptions so = ServerOptions();
-  so.ticket_key_rotation = absl::Milliseconds(200);
+  so.ticket_key_rotation = absl::Hours(12);
+  so.ticket_key_clock = clock.AsFunction();
   auto server_ctx = Server(so);
   auto client_ctx = Client(ClientOptions());
   Connected first = ConnectOnce(client_ctx, server_ctx);
   ASSERT_TRUE(first.ok);
   ASSERT_EQ(first.ticket_key_name.size(), 16u);
   // Within the rotation period: the same key seals the next ticket.
+  clock.Advance(absl::Hours(12) - absl::Seconds(1));
   Connected second = ConnectOnce(client_ctx, server_ctx);
   ASSERT_TRUE(second.ok);
   EXPECT_TRUE(second.server_reused);
   EXPECT_EQ(second.ticket_key_name, first.ticket_key_name);
   // After it: the ticket sealed with the retired key still resumes, and the
   // new ticket comes sealed with a new key.
-  absl::SleepFor(absl::Milliseconds(300));
+  clock.Advance(absl::Seconds(1));
   Connected third = ConnectOnce(client_ctx, server_ctx);
   ASSERT_TRUE(third.ok);
   EXPECT_TRUE(third.server_reused);
   EXPECT_NE(third.ticket_key_name, first.ticket_key_name);
   ASSERT_EQ(third.ticket_key_name.size(), 16u);
+}
+
+// A key opens tickets until session_lifetime after it stopped sealing, then
+// it is erased: rotation + lifetime after it was made, even when no handshake
+// came in between to replace it.
+TEST(TlsResumptionTest, TicketKeysAreErasedOnTimeOnAnIdleServer) {
+  FakeClock clock;
+  TlsServerOptions so = ServerOptions();
+  so.ticket_key_rotation = absl::Hours(12);
+  so.session_lifetime = absl::Hours(2);
+  so.ticket_key_clock = clock.AsFunction();
+  auto server_ctx = Server(so);
+  // Two clients, each with a ticket sealed by the first key.
+  auto early = Client(ClientOptions());
+  auto late = Client(ClientOptions());
+  ASSERT_TRUE(ConnectOnce(early, server_ctx).ok);
+  ASSERT_TRUE(ConnectOnce(late, server_ctx).ok);
+  clock.Advance(absl::Hours(14) - absl::Seconds(1));
+  Connected kept = ConnectOnce(early, server_ctx);
+  ASSERT_TRUE(kept.ok);
+  EXPECT_TRUE(kept.server_reused);
+  clock.Advance(absl::Seconds(1));
+  Connected erased = ConnectOnce(late, server_ctx);
+  ASSERT_TRUE(erased.ok);
+  EXPECT_FALSE(erased.server_reused);
 }
 
 TEST(TlsResumptionTest, BadTicketSettingsAreRefused) {
