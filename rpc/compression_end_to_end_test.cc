@@ -375,6 +375,9 @@ TEST_F(CompressionErrorsTest, CompressedFlagWithIdentityIsInternal) {
   EchoResponse resp;
   Status s = stub_->Echo(&ctx, req, &resp);
   EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s;
+  // The flag is refused, not the octets taken as they are (they would then
+  // fail to parse, with the same code).
+  EXPECT_EQ(s.error_message(), "compressed message without grpc-encoding");
 }
 
 TEST_F(CompressionErrorsTest, MismatchedEncodingIsInternal) {
@@ -387,6 +390,8 @@ TEST_F(CompressionErrorsTest, MismatchedEncodingIsInternal) {
   EchoResponse resp;
   Status s = stub_->Echo(&ctx, req, &resp);
   EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s;
+  // The decompressor's error, not the parser's.
+  EXPECT_EQ(s.error_message().find("parsing"), std::string::npos) << s;
 }
 
 TEST(ChooseResponseEncodingTest, Rule) {
