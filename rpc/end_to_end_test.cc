@@ -1,10 +1,14 @@
 // Our client against our server over loopback: every call kind, metadata,
 // status, deadlines, cancellation, limits, concurrency and shutdown.
 
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
+#include "transport/http2_blocking_client.h"
 #include "transport/socket.h"
 
 namespace rpc {
@@ -25,10 +30,23 @@ using test::EchoRequest;
 using test::EchoResponse;
 using test::EchoService;
 
+// Polls `done` until it holds; false after `timeout` (only a hang gets
+// there).
+bool WaitUntil(const std::function<bool()>& done,
+               absl::Duration timeout = absl::Seconds(20)) {
+  const absl::Time limit = absl::Now() + timeout;
+  while (!done()) {
+    if (absl::Now() > limit) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
+
 class EchoServiceImpl final : public EchoService::Service {
  public:
   Status Echo(ServerContext* ctx, const EchoRequest* req,
               EchoResponse* resp) override {
+    ++echo_entered_;
     for (const auto& [k, v] : ctx->client_metadata()) {
       if (k.rfind("echo-", 0) == 0) {
         ctx->AddInitialMetadata("initial-" + k, v);
@@ -106,6 +124,7 @@ class EchoServiceImpl final : public EchoService::Service {
 
   absl::Notification saw_cancel_;
   absl::Notification writes_failed_;
+  std::atomic<int> echo_entered_{0};
   std::atomic<int> max_written_{0};
 };
 
@@ -146,12 +165,34 @@ class EndToEndTest : public ::testing::Test {
   std::unique_ptr<EchoService::Stub> stub_;
 };
 
+// Reads what a client sends on `fd` until a HEADERS frame (after the
+// connection preface) arrived; false on EOF or after 20 s.
+bool ReadUntilHeadersFrame(int fd) {
+  std::string in;
+  size_t frame = 24;  // The preface's octets, then frame headers.
+  const absl::Time limit = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < limit) {
+    while (in.size() >= frame + 9) {
+      const auto at = [&](size_t i) { return static_cast<uint8_t>(in[i]); };
+      if (at(frame + 3) == 0x1) return true;  // HEADERS.
+      frame += 9 + (at(frame) << 16 | at(frame + 1) << 8 | at(frame + 2));
+    }
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 100) != 1) continue;
+    char buf[4096];
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) return false;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  return false;
+}
+
 // A call in flight when its channel goes away ends UNAVAILABLE ("channel
 // closed"), as channel.h promises. (Stubs and contexts keep a channel alive;
 // the internal call API does not, which is how this test gets there.)
 TEST(ChannelShutdownTest, CallInFlightFailsUnavailable) {
-  // A listener nobody accepts from: the kernel completes the handshake, the
-  // call's HEADERS go out and no answer ever comes.
+  // A peer that reads and never answers: the call's HEADERS go out and no
+  // answer ever comes.
   transport::ScopedFd listener(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   ASSERT_TRUE(listener.valid());
   const transport::SocketAddress any =
@@ -166,7 +207,12 @@ TEST(ChannelShutdownTest, CallInFlightFailsUnavailable) {
       "/test.EchoService/Echo", absl::Now() + absl::Seconds(30), {});
   call->Start(nullptr, true);
   ASSERT_TRUE(channel->WaitForConnected(absl::Now() + absl::Seconds(5)));
-  absl::SleepFor(absl::Milliseconds(50));  // The call is on the connection.
+  pollfd p = {listener.get(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 20000), 1);
+  transport::ScopedFd peer(
+      accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  ASSERT_TRUE(peer.valid());
+  ASSERT_TRUE(ReadUntilHeadersFrame(peer.get()));  // On the connection.
   EXPECT_FALSE(call->has_status());
   channel.reset();
   const Status s = call->Finish(nullptr, nullptr);
@@ -274,6 +320,87 @@ TEST_F(EndToEndTest, DeadlineExceeded) {
       service_.saw_cancel_.WaitForNotificationWithTimeout(absl::Seconds(5)));
 }
 
+// A peer that does not cancel at its deadline (raw HTTP/2: grpc-timeout
+// 100m, the request stream left open): the server's own timer ends the call,
+// DEADLINE_EXCEEDED in Trailers-Only and a reset of the stream, and the
+// handler sees IsCancelled.
+TEST_F(EndToEndTest, ServerEnforcesTheDeadlineOfAPeerThatDoesNotCancel) {
+  auto client = transport::BlockingHttp2Client::Connect(
+      transport::SocketAddress::Loopback(AF_INET, port_), {});
+  ASSERT_TRUE(client.ok()) << client.status();
+  EchoRequest req;
+  req.set_sleep_ms(20000);  // Until cancelled (20 s bound it).
+  const std::string message = req.SerializeAsString();
+  std::string framed(5, '\0');
+  for (int i = 0; i < 4; ++i) {
+    framed[1 + i] = static_cast<char>(message.size() >> (24 - 8 * i));
+  }
+  framed += message;
+  struct Seen {
+    absl::Mutex mu;
+    std::string grpc_status, grpc_message;
+    bool closed = false;
+    absl::Status close_status;
+  };
+  auto seen = std::make_shared<Seen>();
+  const absl::Time start = absl::Now();
+  (*client)->RunInLoop([&](transport::Http2Client* c) {
+    const std::vector<hpack::HeaderField> headers = {
+        {":method", "POST"},
+        {":scheme", "http"},
+        {":path", "/rpc.test.EchoService/Echo"},
+        {":authority", c->authority()},
+        {"content-type", "application/grpc"},
+        {"te", "trailers"},
+        {"grpc-timeout", "100m"}};
+    auto status_from = [seen](const hpack::HeaderList& fields) {
+      absl::MutexLock lock(&seen->mu);
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].name == "grpc-status") {
+          seen->grpc_status = std::string(fields[i].value);
+        } else if (fields[i].name == "grpc-message") {
+          seen->grpc_message = std::string(fields[i].value);
+        }
+      }
+    };
+    transport::Http2Client::StreamCallbacks callbacks;
+    callbacks.on_headers = [status_from](const hpack::HeaderList& h, bool) {
+      status_from(h);  // Trailers-Only.
+    };
+    callbacks.on_trailers = status_from;
+    callbacks.on_close = [seen](absl::Status status) {
+      absl::MutexLock lock(&seen->mu);
+      seen->closed = true;
+      seen->close_status = std::move(status);
+    };
+    absl::StatusOr<uint32_t> id =
+        c->StartRequest(headers, false, std::move(callbacks));
+    ASSERT_TRUE(id.ok()) << id.status();
+    transport::SliceBuffer body;
+    body.Append(framed);
+    ASSERT_TRUE(c->SendData(*id, std::move(body), false).ok());
+  });
+  ASSERT_TRUE(WaitUntil([&] {
+    absl::MutexLock lock(&seen->mu);
+    return seen->closed;
+  })) << "the server never ended the call";
+  // Not before the deadline (the server counts from when it read the
+  // headers, after `start`).
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
+  {
+    absl::MutexLock lock(&seen->mu);
+    EXPECT_EQ(seen->grpc_status, "4");  // DEADLINE_EXCEEDED
+    EXPECT_EQ(seen->grpc_message, "Deadline Exceeded");
+    EXPECT_EQ(seen->close_status.code(), absl::StatusCode::kAborted)
+        << seen->close_status;
+    EXPECT_NE(seen->close_status.message().find("reset by the peer"),
+              std::string::npos)
+        << seen->close_status;
+  }
+  EXPECT_TRUE(
+      service_.saw_cancel_.WaitForNotificationWithTimeout(absl::Seconds(20)));
+}
+
 TEST_F(EndToEndTest, ExpiredDeadlineFailsAtOnce) {
   ClientContext ctx;
   ctx.set_deadline(absl::Now() - absl::Seconds(1));
@@ -288,8 +415,9 @@ TEST_F(EndToEndTest, ClientCancel) {
   EchoRequest req;
   req.set_sleep_ms(5000);
   EchoResponse resp;
-  std::thread canceller([&ctx] {
-    absl::SleepFor(absl::Milliseconds(100));
+  std::thread canceller([&] {
+    // Once the handler runs (so that it can see the cancel).
+    WaitUntil([&] { return service_.echo_entered_ > 0; });
     ctx.TryCancel();
   });
   Status s = stub_->Echo(&ctx, req, &resp);
@@ -609,17 +737,31 @@ TEST_F(EndToEndTest, ClientStreamingBackpressureAndCancel) {
   auto stream = stub_->Bidi(&ctx);  // The server reads one, writes one...
   EchoRequest req;
   req.set_message(std::string(64 << 10, 'w'));
+  // 25 MiB, many times what the windows and the calls' bounds can hold.
+  constexpr int kMaxWrites = 400;
   std::atomic<int> writes{0};
   std::thread writer([&] {
-    while (stream->Write(req)) ++writes;
+    while (writes < kMaxWrites && stream->Write(req)) ++writes;
   });
   // Nobody reads the responses: the server's writes block, so it stops
-  // reading, so our writes block.
-  absl::SleepFor(absl::Milliseconds(500));
-  const int stalled_at = writes.load();
-  absl::SleepFor(absl::Milliseconds(200));
-  EXPECT_EQ(writes.load(), stalled_at);
-  EXPECT_LT(stalled_at, 400);
+  // reading, so our writes block. Stalled: no write returned during round
+  // trips of other calls on the connection (each one passes both loops).
+  int stalled_at = -1;
+  for (int i = 0; i < 5000 && stalled_at < 0; ++i) {
+    const int before = writes.load();
+    bool ok = true;
+    for (int j = 0; j < 3 && ok; ++j) {
+      ClientContext other;
+      Bound(&other);
+      EchoResponse r;
+      ok = stub_->Echo(&other, EchoRequest(), &r).ok();
+    }
+    EXPECT_TRUE(ok) << "other calls on the connection keep going";
+    if (!ok) break;
+    if (before > 0 && writes.load() == before) stalled_at = before;
+  }
+  EXPECT_GT(stalled_at, 0);
+  EXPECT_LT(stalled_at, kMaxWrites) << "the writer was not held back";
   ctx.TryCancel();
   writer.join();
   EXPECT_EQ(stream->Finish().error_code(), StatusCode::CANCELLED);
@@ -642,7 +784,7 @@ TEST_F(EndToEndTest, ShutdownWithCallsInFlight) {
       }
     });
   }
-  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_TRUE(WaitUntil([&] { return service_.echo_entered_ == 4; }));
   // Graceful: the calls in flight finish.
   server_->Shutdown(absl::Now() + absl::Seconds(5));
   for (auto& t : threads) t.join();
@@ -659,18 +801,20 @@ TEST_F(EndToEndTest, ShutdownDeadlineCancelsLongCalls) {
   std::atomic<int> code{-1};
   std::thread t([&] {
     ClientContext ctx;
-    Bound(&ctx);
+    Bound(&ctx, 60);
     EchoRequest req;
-    req.set_sleep_ms(5000);
+    req.set_sleep_ms(30000);  // Until cancelled.
     EchoResponse resp;
     code = stub_->Echo(&ctx, req, &resp).error_code();
   });
-  absl::SleepFor(absl::Milliseconds(100));
-  const absl::Time start = absl::Now();
+  EXPECT_TRUE(WaitUntil([&] { return service_.echo_entered_ == 1; }));
   server_->Shutdown(absl::Now() + absl::Milliseconds(100));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(4));
   t.join();
+  // Not OK (the handler ran to its end) nor DEADLINE_EXCEEDED (the client
+  // gave up): the server cancelled the call at its shutdown deadline.
   EXPECT_EQ(code.load(), StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(
+      service_.saw_cancel_.WaitForNotificationWithTimeout(absl::Seconds(20)));
 }
 
 TEST_F(EndToEndTest, ConnectFailureThenReconnect) {
