@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -103,6 +104,18 @@ Status Call(EchoService::Stub* stub, bool wait_for_ready,
   Status s = stub->Echo(&ctx, req, &resp);
   if (who != nullptr) *who = resp.message();
   return s;
+}
+
+// Polls `done` until it holds; false after `timeout` (only a hang gets
+// there).
+bool WaitUntil(const std::function<bool()>& done,
+               absl::Duration timeout = absl::Seconds(20)) {
+  const absl::Time limit = absl::Now() + timeout;
+  while (!done()) {
+    if (absl::Now() > limit) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
 }
 
 // Fast reconnects for tests.
@@ -276,39 +289,58 @@ int DeadPort() {
   return port;
 }
 
+// The statuses, not a clock, show what each call waited for.
 TEST(ChannelTest, FailFastVsWaitForReady) {
   const int port = DeadPort();
+  {
+    // After the first attempt failed, the next one is a long way off
+    // (backoff 600 s, jitter 20%): a call that waited for it would end
+    // DEADLINE_EXCEEDED.
+    ChannelArguments args = TestArgs("pick_first");
+    args.initial_backoff = args.max_backoff = absl::Seconds(600);
+    auto channel = CreateCustomChannel(absl::StrCat("ipv4:127.0.0.1:", port),
+                                       InsecureChannelCredentials(), args);
+    auto stub = EchoService::NewStub(channel);
+    // Fail-fast: UNAVAILABLE as soon as the attempt failed.
+    Status s = Call(stub.get(), false, absl::Seconds(30));
+    EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+    EXPECT_NE(s.error_message().find("failed to connect"), std::string::npos)
+        << s.error_message();
+    EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
+    // In TRANSIENT_FAILURE fail-fast calls fail at once (not at the next
+    // attempt).
+    s = Call(stub.get(), false, absl::Seconds(30));
+    EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  }
   auto channel =
       CreateCustomChannel(absl::StrCat("ipv4:127.0.0.1:", port),
                           InsecureChannelCredentials(), TestArgs("pick_first"));
   auto stub = EchoService::NewStub(channel);
-  // Fail-fast: UNAVAILABLE as soon as the attempt failed.
-  absl::Time start = absl::Now();
-  Status s = Call(stub.get(), false, absl::Seconds(10));
-  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
-  EXPECT_NE(s.error_message().find("failed to connect"), std::string::npos)
-      << s.error_message();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
-  // In TRANSIENT_FAILURE fail-fast calls fail at once.
-  start = absl::Now();
-  s = Call(stub.get(), false, absl::Seconds(10));
-  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
-  // Wait-for-ready: waits until its deadline.
-  start = absl::Now();
-  s = Call(stub.get(), true, absl::Milliseconds(400));
+  // Wait-for-ready: waits until its deadline, through failed attempts (every
+  // 100-300 ms), and not less.
+  const absl::Time start = absl::Now();
+  Status s = Call(stub.get(), true, absl::Milliseconds(400));
   EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(390));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  // ... and succeeds when a server appears before the deadline.
+  // ... and succeeds when a server appears before the deadline: the call is
+  // made while nothing listens.
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Seconds(30));
+  ctx.set_wait_for_ready(true);
+  EchoRequest req;
+  EchoResponse resp;
   Status late;
-  std::thread t([&] { late = Call(stub.get(), true, absl::Seconds(10)); });
-  absl::SleepFor(absl::Milliseconds(300));
+  absl::Notification done;
+  stub->async()->Echo(&ctx, &req, &resp, [&](Status status) {
+    late = std::move(status);
+    done.Notify();
+  });
   Backend b = StartBackend("late", absl::StrCat("127.0.0.1:", port), nullptr);
+  if (b.server == nullptr) ctx.TryCancel();
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
   ASSERT_NE(b.server, nullptr) << "port " << port << " was taken meanwhile";
-  t.join();
   EXPECT_TRUE(late.ok()) << late.error_message();
+  EXPECT_EQ(resp.message(), "late");
   EXPECT_EQ(channel->GetState(false), ConnectivityState::kReady);
   b.server->Shutdown(absl::Now());
 }
@@ -617,12 +649,18 @@ TEST(ChannelTest, ServerThatDropsConnectionsIsNotHammered) {
   ASSERT_GE(fd, 0);
   std::atomic<bool> stop{false};
   std::atomic<int> accepted{0};
+  absl::Mutex mu;
+  std::vector<absl::Time> accepted_at;  // Guarded by mu.
   std::thread acceptor([&] {
     while (!stop) {
       pollfd p = {fd, POLLIN, 0};
       if (poll(&p, 1, 20) <= 0) continue;
       const int c = accept(fd, nullptr, nullptr);
       if (c >= 0) {
+        {
+          absl::MutexLock lock(&mu);
+          accepted_at.push_back(absl::Now());
+        }
         ++accepted;
         close(c);
       }
@@ -630,25 +668,33 @@ TEST(ChannelTest, ServerThatDropsConnectionsIsNotHammered) {
   });
   ChannelArguments args = TestArgs("round_robin");
   args.initial_backoff = absl::Milliseconds(200);
+  const absl::Time created = absl::Now();
   auto channel =
       CreateCustomChannel(absl::StrCat("ipv4:127.0.0.1:", listen_port),
                           InsecureChannelCredentials(), args);
   auto stub = EchoService::NewStub(channel);
-  // Calls keep the channel reconnecting for 1 s (a call sent on a
-  // connection that then drops fails, as in gRPC).
-  const absl::Time end = absl::Now() + absl::Seconds(1);
+  // Calls keep the channel reconnecting (a call sent on a connection that
+  // then drops fails, as in gRPC) until it made 5 connections.
   int calls = 0;
-  while (absl::Now() < end) {
-    EXPECT_NE(Call(stub.get(), true, end - absl::Now()).error_code(),
+  const absl::Time limit = absl::Now() + absl::Seconds(30);
+  while (accepted < 5 && absl::Now() < limit) {
+    EXPECT_NE(Call(stub.get(), true, absl::Milliseconds(200)).error_code(),
               StatusCode::OK);
     ++calls;
   }
   stop = true;
   acceptor.join();
   close(fd);
-  // About one connection per 200 ms, not one per loop iteration.
-  EXPECT_GE(accepted.load(), 2);
-  EXPECT_LE(accepted.load(), 8) << calls << " calls";
+  // One connection per backoff, not one per loop iteration: attempt k+1
+  // starts at least k backoff delays (each at least the initial 200 ms)
+  // after the channel was created.
+  absl::MutexLock lock(&mu);
+  ASSERT_GE(accepted_at.size(), 5u) << calls << " calls";
+  for (size_t k = 1; k < accepted_at.size(); ++k) {
+    EXPECT_GE(accepted_at[k] - created,
+              k * absl::Milliseconds(200) - absl::Milliseconds(1))
+        << "connection " << k << " of " << calls << " calls";
+  }
 }
 
 // A tiny DNS server on 127.0.0.1 (UDP): NXDOMAIN for every name until
@@ -675,6 +721,12 @@ class FlakyDns {
   int port() const { return port_; }
   void answer() { answer_ = true; }
   int a_queries() const { return a_queries_; }
+  // When each A query for svc.test arrived (a retransmission, which has the
+  // query's id, is not a new one).
+  std::vector<absl::Time> a_query_times() const {
+    absl::MutexLock lock(&mu_);
+    return a_query_times_;
+  }
 
  private:
   void Serve() {
@@ -699,7 +751,15 @@ class FlakyDns {
       if (qend > static_cast<size_t>(n)) continue;
       const int type = q[i + 1] << 8 | q[i + 2];
       const bool ours = name == "svc.test";
-      if (ours && type == 1) ++a_queries_;
+      if (ours && type == 1) {
+        const int id = q[0] << 8 | q[1];
+        absl::MutexLock lock(&mu_);
+        if (std::find(ids_.begin(), ids_.end(), id) == ids_.end()) {
+          ids_.push_back(id);
+          a_query_times_.push_back(absl::Now());
+          ++a_queries_;
+        }
+      }
       std::string r(reinterpret_cast<char*>(q), qend);
       r[2] = static_cast<char>(0x81);  // QR, RD.
       const bool found = answer_ && ours;
@@ -722,6 +782,9 @@ class FlakyDns {
   std::atomic<bool> stop_{false};
   std::atomic<bool> answer_{false};
   std::atomic<int> a_queries_{0};
+  mutable absl::Mutex mu_;
+  std::vector<int> ids_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> a_query_times_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 
@@ -738,13 +801,17 @@ TEST(ChannelTest, DnsFailureIsRetriedWithBackoffAndRecovers) {
   EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
   EXPECT_NE(s.error_message().find("svc.test"), std::string::npos)
       << s.error_message();
-  // Retries with backoff (100 ms, x1.6, at most 300 ms): a few per second,
-  // not a storm.
-  absl::SleepFor(absl::Seconds(1));
+  // Retries with backoff, not a storm: the k-th retry starts no earlier than
+  // its backoff (100 ms, then x1.6 up to 300 ms, jitter 20%) after the
+  // failure before it, which came after that query arrived here.
+  ASSERT_TRUE(WaitUntil([&] { return dns.a_queries() >= 5; }));
   EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
-  const int queries = dns.a_queries();
-  EXPECT_GE(queries, 3);
-  EXPECT_LE(queries, 12);
+  const std::vector<absl::Time> at = dns.a_query_times();
+  const double min_backoff_ms[] = {100, 160 * 0.8, 256 * 0.8, 300 * 0.8};
+  for (size_t k = 1; k < 5; ++k) {
+    EXPECT_GE(at[k] - at[k - 1], absl::Milliseconds(min_backoff_ms[k - 1] - 1))
+        << "retry " << k << " after " << (at[k] - at[k - 1]);
+  }
   // Once the name resolves, a waiting call goes through.
   dns.answer();
   std::string who;
