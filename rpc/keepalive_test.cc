@@ -41,13 +41,16 @@ using test::EchoResponse;
 using test::EchoService;
 
 // Echo answers with the client's address (a new connection has a new port);
-// sleep_ms sleeps in slices and gives up when the call is cancelled.
+// sleep_ms sleeps in slices, message "hold" waits for `release`, and both
+// give up when the call is cancelled.
 class PeerEcho final : public EchoService::Service {
  public:
   Status Echo(ServerContext* ctx, const EchoRequest* req,
               EchoResponse* resp) override {
+    ++entered;
     const absl::Time until = absl::Now() + absl::Milliseconds(req->sleep_ms());
-    while (absl::Now() < until) {
+    while (absl::Now() < until ||
+           (req->message() == "hold" && !release.HasBeenNotified())) {
       if (ctx->IsCancelled()) {
         ++cancelled;
         return Status(StatusCode::CANCELLED, "cancelled");
@@ -58,6 +61,8 @@ class PeerEcho final : public EchoService::Service {
     return Status::OK;
   }
   std::atomic<int> cancelled{0};
+  std::atomic<int> entered{0};
+  absl::Notification release;
 };
 
 std::unique_ptr<Server> StartServer(ServerBuilder& builder, Service* service,
@@ -404,18 +409,38 @@ TEST(ConnectionLifetimeTest, IdleConnectionGetsGoAwayAndTheChannelReconnects) {
   auto server = StartServer(builder, &service, &port);
   auto channel = MakeChannel(port);
   auto stub = EchoService::NewStub(channel);
-  std::string first, busy, after_busy, after_idle;
-  ASSERT_TRUE(Echo(stub.get(), 0, &first).ok());
-  // A call longer than the idle time keeps the connection.
-  ASSERT_TRUE(Echo(stub.get(), 500, &busy).ok());
-  ASSERT_TRUE(Echo(stub.get(), 0, &after_busy).ok());
-  EXPECT_EQ(busy, first);
-  EXPECT_EQ(after_busy, first);
-  // Idle: GOAWAY, and the next call goes to a new connection.
-  absl::SleepFor(absl::Milliseconds(800));
+  // A call longer than the idle time keeps the connection: a call made
+  // after the limit passed during it goes on the same connection.
+  std::string held, during, after_idle;
+  Status held_status;
+  std::thread holder([&] {
+    ClientContext ctx;
+    ctx.set_deadline(absl::Now() + absl::Seconds(30));
+    EchoRequest req;
+    req.set_message("hold");
+    EchoResponse resp;
+    held_status = stub->Echo(&ctx, req, &resp);
+    held = resp.message();
+  });
+  const bool entered =
+      WaitFor([&] { return service.entered == 1; }, absl::Seconds(20));
+  absl::SleepFor(absl::Milliseconds(600));  // Twice the limit, or more.
+  const Status during_status = Echo(stub.get(), 0, &during);
+  const absl::Time released = absl::Now();
+  service.release.Notify();
+  holder.join();
+  ASSERT_TRUE(entered);
+  ASSERT_TRUE(during_status.ok()) << during_status;
+  ASSERT_TRUE(held_status.ok()) << held_status;
+  EXPECT_EQ(during, held);
+  // Idle: GOAWAY, no earlier than the limit after the last call ended, and
+  // the next call goes to a new connection.
+  ASSERT_TRUE(channel->WaitForStateChange(ConnectivityState::kReady,
+                                          absl::Now() + absl::Seconds(20)));
+  EXPECT_GE(absl::Now() - released, absl::Milliseconds(300));
   Status s = Echo(stub.get(), 0, &after_idle);
   ASSERT_TRUE(s.ok()) << s;
-  EXPECT_NE(after_idle, first);
+  EXPECT_NE(after_idle, held);
 }
 
 // Finite but enormous limits (beyond what now + duration can hold in
