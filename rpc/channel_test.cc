@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -32,6 +31,7 @@
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "transport/testing/dnsmasq.h"
 #include "transport/testing/test_certs.h"
+#include "transport/testing/wait_until.h"
 
 namespace rpc {
 namespace {
@@ -106,17 +106,7 @@ Status Call(EchoService::Stub* stub, bool wait_for_ready,
   return s;
 }
 
-// Polls `done` until it holds; false after `timeout` (only a hang gets
-// there).
-bool WaitUntil(const std::function<bool()>& done,
-               absl::Duration timeout = absl::Seconds(20)) {
-  const absl::Time limit = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
+using transport::testing::WaitUntil;
 
 // Fast reconnects for tests.
 ChannelArguments TestArgs(const std::string& policy) {

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -22,6 +21,7 @@
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "transport/http2_blocking_client.h"
 #include "transport/socket.h"
+#include "transport/testing/wait_until.h"
 
 namespace rpc {
 namespace {
@@ -30,17 +30,7 @@ using test::EchoRequest;
 using test::EchoResponse;
 using test::EchoService;
 
-// Polls `done` until it holds; false after `timeout` (only a hang gets
-// there).
-bool WaitUntil(const std::function<bool()>& done,
-               absl::Duration timeout = absl::Seconds(20)) {
-  const absl::Time limit = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return true;
-}
+using transport::testing::WaitUntil;
 
 class EchoServiceImpl final : public EchoService::Service {
  public:

@@ -32,6 +32,7 @@
 #include "transport/event_loop.h"
 #include "transport/socket.h"
 #include "transport/tcp.h"
+#include "transport/testing/wait_until.h"
 
 namespace rpc {
 namespace {
@@ -95,12 +96,7 @@ Status Echo(EchoService::Stub* stub, int sleep_ms, std::string* peer,
 }
 
 bool WaitFor(const std::function<bool()>& done, absl::Duration timeout) {
-  const absl::Time limit = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
+  return transport::testing::WaitUntil(done, timeout);
 }
 
 // A listening socket on 127.0.0.1 that accepts one connection and then never

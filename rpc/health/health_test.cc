@@ -18,6 +18,7 @@
 #include "rpc/health/health.rpc.pb.h"
 #include "rpc/health/health_check_service.h"
 #include "rpc/rpc.h"
+#include "transport/testing/wait_until.h"
 
 namespace rpc {
 namespace {
@@ -30,12 +31,7 @@ using GrpcHealth = grpc::health::v1::grpcpeer::Health;
 // Polls `done` until it holds or `timeout` passed.
 bool WaitFor(const std::function<bool()>& done,
              absl::Duration timeout = absl::Seconds(5)) {
-  const absl::Time limit = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
+  return transport::testing::WaitUntil(done, timeout);
 }
 
 HealthCheckRequest Request(const std::string& service) {

@@ -1,0 +1,33 @@
+// WaitUntil: polls a condition until it holds, with an overall bound that
+// only a hang reaches. For tests that wait on an event (a handler entered, a
+// query arrived) instead of sleeping for a time they hope is enough.
+//
+//   ASSERT_TRUE(transport::testing::WaitUntil([&] { return entered == 4; }));
+
+#ifndef TRANSPORT_TESTING_WAIT_UNTIL_H_
+#define TRANSPORT_TESTING_WAIT_UNTIL_H_
+
+#include <functional>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace transport {
+namespace testing {
+
+// True once `done()` returned true; false when `timeout` passed first.
+// `done` is called from this thread every millisecond or so.
+inline bool WaitUntil(const std::function<bool()>& done,
+                      absl::Duration timeout = absl::Seconds(20)) {
+  const absl::Time limit = absl::Now() + timeout;
+  while (!done()) {
+    if (absl::Now() > limit) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace testing
+}  // namespace transport
+
+#endif  // TRANSPORT_TESTING_WAIT_UNTIL_H_
