@@ -386,6 +386,7 @@ void FaultProxy::Pump(Conn* conn) {
           break;
         }
         h.queued -= static_cast<size_t>(n);
+        if (d == 1) bytes_to_client_ += static_cast<uint64_t>(n);
         if (static_cast<size_t>(n) < front.size()) {
           front.erase(0, static_cast<size_t>(n));
           break;

@@ -84,6 +84,8 @@ class FaultProxy {
   void CutAll();
 
   int connections_accepted() const;
+  // Octets forwarded to clients so far, over all connections.
+  uint64_t bytes_to_client() const { return bytes_to_client_.load(); }
   // Waits until every connection that was forwarded to `target_port` has
   // ended (both sides closed: the client saw the end). False at the
   // deadline.
@@ -101,6 +103,7 @@ class FaultProxy {
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> bytes_to_client_{0};
   std::thread acceptor_;
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<Conn>> conns_ ABSL_GUARDED_BY(mu_);
