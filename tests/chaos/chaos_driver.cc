@@ -401,7 +401,7 @@ std::vector<KnownBug> GenericKnownBugs() {
                   "(HTTP/2 error 7)"),
       Unavailable(6,
                   "grpc++'s second trailers after its RST_STREAM kill the "
-                  "connection (grpcpp_double_trailers_test)",
+                  "connection (found_bugs_test)",
                   "STREAM_CLOSED: HEADERS on closed stream"),
       Unavailable(7,
                   "a call started on a connection that just failed is not "
