@@ -687,12 +687,13 @@ std::unique_ptr<Link> CleanLink(ChaosServer* server, Verdict* verdict) {
   return nullptr;
 }
 
-// Waits for a batch's calls (30 s) and judges them. At the bound, a
-// violation, and the batch is leaked: its calls may still end.
+// Waits for a batch's calls (60 s: their deadlines are at most 20 s) and
+// judges them. At the bound, a violation, and the batch is leaked: its
+// calls may still end.
 bool Finish(std::unique_ptr<AsyncBatch> batch, Verdict* verdict, Fate fate,
             const std::vector<KnownBug>& bugs) {
-  if (!batch->Wait(absl::Now() + absl::Seconds(30))) {
-    verdict->AddViolation("calls did not end within 30 s");
+  if (!batch->Wait(absl::Now() + absl::Seconds(60))) {
+    verdict->AddViolation("calls did not end within 60 s");
     batch.release();
     return false;
   }
