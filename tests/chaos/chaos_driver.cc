@@ -17,11 +17,13 @@
 #include "tests/chaos/chaos.rpc.pb.h"
 #include "tests/chaos/chaos_messages.h"
 #include "tests/chaos/fault_proxy.h"
+#include "transport/testing/wait_until.h"
 
 namespace chaos {
 namespace {
 
 using rpc::StatusCode;
+using transport::testing::WaitUntil;
 
 // The known bugs whose fixes are merged: their violations fail. The lead
 // adds an id here when its fix lands.
@@ -530,11 +532,8 @@ Verdict RunStorm(ChaosServer* server, const StormOptions& opt,
     killer = std::thread([&] {
       for (int k = 0; k < opt.kills && !killer_stop.load(); ++k) {
         const int at = (k + 1) * total / (opt.kills + 1);
-        const absl::Time bound = absl::Now() + absl::Seconds(60);
-        while (finished.load() < at && !killer_stop.load() &&
-               absl::Now() < bound) {
-          absl::SleepFor(absl::Milliseconds(5));
-        }
+        WaitUntil([&] { return finished.load() >= at || killer_stop.load(); },
+                  absl::Seconds(60));
         ++generation;
         const int old_port = server->port();
         server->Kill();
@@ -628,14 +627,13 @@ struct AsyncBatch {
   // Until the server has started `target` more calls than `before`, or
   // every call ended, or 10 s.
   void WaitServer(ChaosServer* server, int before, int target) {
-    const absl::Time bound = absl::Now() + absl::Seconds(10);
-    while (server->calls.load() < before + target && absl::Now() < bound) {
-      {
-        absl::MutexLock lock(&mu);
-        if (static_cast<size_t>(done) == slots.size()) return;
-      }
-      absl::SleepFor(absl::Microseconds(200));
-    }
+    WaitUntil(
+        [&] {
+          absl::MutexLock lock(&mu);
+          return server->calls.load() >= before + target ||
+                 static_cast<size_t>(done) == slots.size();
+        },
+        absl::Seconds(10));
   }
   bool Wait(absl::Time deadline) {
     absl::MutexLock lock(&mu);
@@ -827,11 +825,8 @@ Verdict RunUnreadStreams(ChaosServer* server, uint64_t seed, int unread) {
   }
   // Until most of a connection window (our client's: 4 MiB) has reached
   // the client unread, or 10 s.
-  const absl::Time bound = absl::Now() + absl::Seconds(10);
-  while (link->proxy.bytes_to_client() < 3 * 1024 * 1024 &&
-         absl::Now() < bound) {
-    absl::SleepFor(absl::Milliseconds(2));
-  }
+  WaitUntil([&] { return link->proxy.bytes_to_client() >= 3 * 1024 * 1024; },
+            absl::Seconds(10));
   Canceller canceller;
   {
     CallPlan p;
