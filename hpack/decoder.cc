@@ -58,6 +58,7 @@ void Decoder::SetMaxTableSizeLimit(uint32_t limit) {
 
 DecodeError Decoder::Decode(std::string_view block, HeaderList* list) {
   list->clear();
+  block_list_size_ = 0;
   if (error_ != DecodeError::kOk) return error_;
   const uint8_t* p = reinterpret_cast<const uint8_t*>(block.data());
   const DecodeError e = DecodeBlock(p, p + block.size(), list);
@@ -142,6 +143,8 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
         flags = table_.flags(i);
         adjacent = true;
       }
+      block_list_size_ +=
+          name.size() + value.size() + HeaderList::kFieldOverhead;
       if (!over_limit) {
         if (list->list_size_ + name.size() + value.size() +
                 HeaderList::kFieldOverhead >
@@ -185,6 +188,7 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
     // fits.
     const size_t start = list->arena_size();
     size_t name_len = 0;
+    size_t full_name_len = 0;  // Also for a name not copied (below).
     uint8_t flags = kFieldValid;
     if (name_index == 0) {
       const DecodeError e = DecodeString(&p, end, list, start, &name_len);
@@ -193,6 +197,7 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
               std::string_view(list->arena_data() + start, name_len))) {
         flags |= kFieldNameInvalid;
       }
+      full_name_len = name_len;
     } else {
       std::string_view name;
       if (name_index <= StaticTable::kSize) {
@@ -203,6 +208,7 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
         name = table_.name(i);
         flags |= table_.flags(i) & kFieldNameInvalid;
       }
+      full_name_len = name.size();
       // Copied out even when the field is kept in the table only: the entry the
       // name comes from may be evicted by the insertion (RFC 7541 section 4.4).
       // Not needed at all for a field that is neither kept nor indexed.
@@ -220,6 +226,7 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
     const std::string_view value(list->arena_data() + start + name_len,
                                  value_len);
     if (!IsValidFieldValue(value)) flags |= kFieldValueInvalid;
+    block_list_size_ += full_name_len + value_len + HeaderList::kFieldOverhead;
 
     if (indexing) table_.Insert(name, value, flags);
     if (!over_limit) {

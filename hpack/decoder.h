@@ -100,6 +100,14 @@ class Decoder {
   void set_max_header_list_size(size_t size) { max_header_list_size_ = size; }
   size_t max_header_list_size() const { return max_header_list_size_; }
 
+  // The RFC 9113 size (name + value + 32 per field) of every field of the
+  // last block decoded, the ones dropped past max_header_list_size()
+  // included: what the peer sent, for "X vs. limit" messages. Counted up to
+  // the first connection error; 0 before the first block. An HPACK bomb
+  // counts every reference (size_t: no overflow, a block holds at most
+  // 2^32 octets of 1-octet references to entries of at most 2^32 octets).
+  size_t block_list_size() const { return block_list_size_; }
+
   // kOk, or the connection error that failed this decoder.
   DecodeError error() const { return error_; }
 
@@ -119,6 +127,7 @@ class Decoder {
   uint32_t required_max_ = 0;
   bool update_required_ = false;
   size_t max_header_list_size_;
+  size_t block_list_size_ = 0;
   DecodeError error_ = DecodeError::kOk;
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "hpack/encoder.h"
 #include "hpack/field_validation.h"
 #include "hpack/test_util.h"
 #include "hpack/varint.h"
@@ -517,6 +518,86 @@ TEST(DecoderTest, ErrorNamesAreDistinct) {
   EXPECT_FALSE(IsConnectionError(DecodeError::kOk));
   EXPECT_TRUE(IsStreamError(DecodeError::kInvalidFieldValue));
   EXPECT_TRUE(IsConnectionError(DecodeError::kMissingTableSizeUpdate));
+}
+
+// --- The soft-limit mode: past max_header_list_size fields are dropped, the
+// table stays in step -----------------------------------------------------
+
+// A block far over the limit, whose literals enter the table, then blocks
+// that reference those entries (and evict some): the limited decoder drops
+// the oversized block's fields but decodes every later block exactly as a
+// decoder without a limit does.
+TEST(DecoderTest, DroppedFieldsStillEnterTheTable) {
+  Encoder encoder;
+  Decoder limited(WithListLimit(200));
+  Decoder unlimited(WithListLimit(SIZE_MAX));
+  HeaderList got;
+  HeaderList want;
+  std::vector<HeaderField> big;
+  std::vector<std::string> values;
+  for (int i = 0; i < 40; ++i) values.push_back("value-" + std::to_string(i));
+  for (int i = 0; i < 40; ++i) {
+    big.push_back(HeaderField{"x-entry", values[i]});
+  }
+  const std::string oversized(encoder.EncodeBlock(big));
+  ASSERT_EQ(limited.Decode(oversized, &got), DecodeError::kHeaderListTooLarge);
+  ASSERT_EQ(unlimited.Decode(oversized, &want), DecodeError::kOk);
+  EXPECT_EQ(got.size(), 4u);  // 7 + 7 + 32 = 46 each: four fit in 200.
+  EXPECT_EQ(limited.block_list_size(), want.header_list_size());
+  EXPECT_EQ(limited.table().num_entries(), unlimited.table().num_entries());
+  // References to the newest entries (indexed), then new literals that evict
+  // the oldest.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<HeaderField> next;
+    for (int i = 39; i >= 36; --i)
+      next.push_back(HeaderField{"x-entry", values[i]});
+    const std::string round_value(500, static_cast<char>('a' + round));
+    next.push_back(HeaderField{"x-round", round_value});
+    const std::string block(encoder.EncodeBlock(next));
+    ASSERT_EQ(unlimited.Decode(block, &want), DecodeError::kOk);
+    limited.set_max_header_list_size(4096);
+    ASSERT_EQ(limited.Decode(block, &got), DecodeError::kOk) << round;
+    limited.set_max_header_list_size(200);
+    EXPECT_EQ(got, want) << round;
+    EXPECT_EQ(limited.block_list_size(), want.header_list_size());
+  }
+}
+
+// The same with the big entries: an oversized block whose first field is
+// over the limit by itself keeps nothing, and the next block's reference to
+// that field's entry decodes.
+TEST(DecoderTest, OversizedLiteralEntersTheTable) {
+  Decoder d(WithListLimit(1000));
+  HeaderList list;
+  const std::string value(3000, 'v');
+  EXPECT_EQ(d.Decode(LiteralIndexed("x-big", value) + "\x82", &list),
+            DecodeError::kHeaderListTooLarge);
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(d.block_list_size(), 5 + 3000 + 32 + 42u);
+  d.set_max_header_list_size(4096);
+  ASSERT_EQ(DecodeHex(&d, "be 82", &list), DecodeError::kOk);
+  EXPECT_EQ(ToFields(list), (Fields{{"x-big", value}, {":method", "GET"}}));
+  EXPECT_EQ(d.block_list_size(), list.header_list_size());
+}
+
+// block_list_size counts what the peer sent, dropped fields included: an
+// HPACK bomb's every reference.
+TEST(DecoderTest, BlockListSizeCountsDroppedFields) {
+  Decoder d(WithListLimit(16 * 1024));
+  HeaderList list;
+  ASSERT_EQ(d.Decode(LiteralIndexed("x", std::string(4000, 'a')), &list),
+            DecodeError::kOk);
+  EXPECT_EQ(d.block_list_size(), 4033u);
+  EXPECT_EQ(d.Decode(std::string(1000, '\xbe'), &list),
+            DecodeError::kHeaderListTooLarge);
+  EXPECT_EQ(d.block_list_size(), 1000 * 4033u);
+  // Literals borrowing the name, not indexed, past the limit: counted too.
+  EXPECT_EQ(
+      d.Decode(std::string(5, '\xbe') + std::string("\x0f\x2f\x01z", 4), &list),
+      DecodeError::kHeaderListTooLarge);
+  EXPECT_EQ(d.block_list_size(), 5 * 4033u + 1 + 1 + 32);
+  ASSERT_EQ(DecodeHex(&d, "82", &list), DecodeError::kOk);
+  EXPECT_EQ(d.block_list_size(), 42u);
 }
 
 TEST(DecoderTest, ListStorageIsReused) {
