@@ -37,7 +37,7 @@ hpack::Decoder::Options HpackDecoderOptions(const ConnectionOptions& options) {
   hpack::Decoder::Options o;
   // Our HEADER_TABLE_SIZE applies once ACKed; until then the default.
   o.max_table_size = kDefaultHeaderTableSize;
-  o.max_header_list_size = options.local_settings.max_header_list_size;
+  o.max_header_list_size = options.header_list_limit();
   return o;
 }
 

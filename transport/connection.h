@@ -99,11 +99,22 @@ struct ConnectionOptions {
   int64_t settings_timeout_ns = int64_t{10} * 1000 * 1000 * 1000;
   // GracefulShutdown: longest wait for the PING ACK before the final GOAWAY.
   int64_t shutdown_ping_timeout_ns = int64_t{5} * 1000 * 1000 * 1000;
+  // Header lists (RFC 9113 6.5.2 sizes) larger than this are over our limit:
+  // the block is decoded to its end (the HPACK context stays in step), its
+  // fields past the limit are dropped, and the stream gets
+  // OnHeaderListTooLarge instead of OnHeaders / OnTrailers; the connection
+  // goes on. 0: local_settings.max_header_list_size, the limit we advertise.
+  // A smaller value here is gRPC's soft limit below its hard one (the
+  // advertised setting): peers that honour the setting may still send lists
+  // between the two, and hear about it per stream.
+  size_t soft_max_header_list_size = 0;
   // A header block (HEADERS/PUSH_PROMISE + CONTINUATION) larger than this, or
   // made of more CONTINUATION frames than max_continuation_frames: GOAWAY
   // ENHANCE_YOUR_CALM as soon as the frame that crosses it arrives (nothing
-  // beyond it is buffered).
-  size_t max_header_block_bytes = 64 << 10;
+  // beyond it is buffered). The hard cap on what is decoded and dropped:
+  // keep it well above the header list limits (2 MiB: 128 frames of the
+  // default 16 KiB, so a 1 MiB metadata value is a stream-level matter).
+  size_t max_header_block_bytes = 2 << 20;
   uint32_t max_continuation_frames = 128;
   // DATA is moved into the output only while output().size() is below this.
   size_t output_high_water = 256 << 10;
@@ -126,6 +137,14 @@ struct ConnectionOptions {
   FloodLimit window_updates = {10000, 10000};
   FloodLimit other_frames = {1000, 100};  // PRIORITY, unknown types.
 
+  // The header list limit in force: soft_max_header_list_size, or the
+  // advertised local_settings.max_header_list_size when that is 0.
+  size_t header_list_limit() const {
+    return soft_max_header_list_size != 0
+               ? soft_max_header_list_size
+               : size_t{local_settings.max_header_list_size};
+  }
+
   static Http2Settings DefaultLocalSettings() {
     Http2Settings s;
     s.enable_push = false;
@@ -140,6 +159,7 @@ struct ConnectionOptions {
 //
 // Per stream, server role (peer-initiated streams):
 //   OnHeaders(request, end_stream)          exactly once, first: a new stream
+//                                           (or OnHeaderListTooLarge)
 //   OnData(piece)*                          request body, in order
 //   OnEndStream | OnTrailers                the request ends (at most once;
 //                                           neither if OnHeaders had
@@ -179,6 +199,23 @@ class ConnectionListener {
   // Trailers: the peer's side of the stream ends with them.
   virtual void OnTrailers(uint32_t stream_id,
                           const hpack::HeaderList& trailers) = 0;
+  // Instead of OnHeaders or OnTrailers: the block decoded to a header list
+  // over our limit (ConnectionOptions::header_list_limit()). `partial` holds
+  // its fields before the first one that did not fit, unchecked (pseudo-
+  // headers may be missing); `list_size` is the size of the whole list as
+  // sent (RFC 9113 6.5.2 accounting, dropped fields included). The HPACK
+  // context and the connection are intact. Server, request headers: the
+  // stream is new and exists now (counted as any other). The listener may
+  // answer: end our side (server: a complete response, e.g. gRPC's
+  // Trailers-Only RESOURCE_EXHAUSTED; RFC 9113 8.1 then allows
+  // ResetStream(kNoError) for a request still open) or ResetStream (client:
+  // fail the call). An answered stream then takes the block's END_STREAM as
+  // usual; one left alone (the default) is reset with PROTOCOL_ERROR: a
+  // RST_STREAM and OnStreamReset(kProtocolError, false), as for any
+  // malformed message (RFC 9113 8.1.1).
+  virtual void OnHeaderListTooLarge(uint32_t /*stream_id*/,
+                                    const hpack::HeaderList& /*partial*/,
+                                    size_t /*list_size*/) {}
   // A piece of the body: a Slice of the received bytes (no copy); may be kept.
   // Its octets count against the receive windows until ConsumeData.
   virtual void OnData(uint32_t stream_id, Slice data) = 0;

@@ -157,6 +157,10 @@ class Connection::Impl : public FrameListener {
                             hpack::DecodeError decode_error);
   void HeadersOnStream(Stream* s, bool end_stream,
                        hpack::DecodeError decode_error);
+  // A block over the header list limit on stream `s` (header_list_ holds
+  // what was kept): OnHeaderListTooLarge, then the block's END_STREAM if the
+  // listener answered, else a stream error PROTOCOL_ERROR.
+  void HeaderListTooLarge(Stream* s, bool end_stream);
   // The peer ended its side (after the listener heard of it).
   void RemoteEnd(Stream* s);
   // Credits `n` octets that will never reach the application to the

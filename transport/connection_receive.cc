@@ -174,6 +174,11 @@ void Connection::Impl::ProcessHeaderBlock(uint32_t stream_id, bool end_stream,
   } else {
     HeadersOnStream(s, end_stream, e);
   }
+  // An oversized literal grew the reused list; do not keep that memory.
+  if (header_list_.arena_capacity() >
+      std::max<size_t>(64 << 10, 2 * options_.header_list_limit())) {
+    header_list_ = hpack::HeaderList();
+  }
 }
 
 void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
@@ -212,14 +217,18 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
     RememberClosed(id, /*reset_by_us=*/true);  // After our GOAWAY: ignored.
     return;
   }
-  if (decode_error != hpack::DecodeError::kOk) {
+  // Over the header list limit: a stream the listener can answer (8.1.1
+  // rules are not checked on what was kept).
+  const bool too_large =
+      decode_error == hpack::DecodeError::kHeaderListTooLarge;
+  if (decode_error != hpack::DecodeError::kOk && !too_large) {
     StreamErrorOnId(id, Http2ErrorCode::kProtocolError);
     return;
   }
   HeaderInfo info;
-  if (CheckHeaders(HeaderKind::kRequest, header_list_, &info) !=
-          HeaderRuleError::kOk ||
-      (end_stream && info.content_length > 0)) {
+  if (!too_large && (CheckHeaders(HeaderKind::kRequest, header_list_, &info) !=
+                         HeaderRuleError::kOk ||
+                     (end_stream && info.content_length > 0))) {
     StreamErrorOnId(id, Http2ErrorCode::kProtocolError);
     return;
   }
@@ -232,6 +241,10 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
   ++active_peer_;
   last_accepted_id_ = id;
   s->final_headers_received = true;
+  if (too_large) {
+    HeaderListTooLarge(s, /*end_stream=*/false);  // Already in the state.
+    return;
+  }
   s->content_length = info.content_length;
   listener_->OnHeaders(id, header_list_, end_stream);
 }
@@ -243,9 +256,12 @@ void Connection::Impl::HeadersOnStream(Stream* s, bool end_stream,
     StreamError(s, Http2ErrorCode::kStreamClosed);  // 5.1 half-closed (remote).
     return;
   }
+  if (decode_error == hpack::DecodeError::kHeaderListTooLarge) {
+    HeaderListTooLarge(s, end_stream);
+    return;
+  }
   if (decode_error != hpack::DecodeError::kOk) {
-    StreamError(s,
-                Http2ErrorCode::kProtocolError);  // Invalid field, too large.
+    StreamError(s, Http2ErrorCode::kProtocolError);  // An invalid field.
     return;
   }
   HeaderInfo info;
@@ -291,6 +307,24 @@ void Connection::Impl::HeadersOnStream(Stream* s, bool end_stream,
   }
   listener_->OnTrailers(id, header_list_);
   if (s->state != StreamState::kClosed) RemoteEnd(s);
+}
+
+void Connection::Impl::HeaderListTooLarge(Stream* s, bool end_stream) {
+  const uint32_t id = s->id;
+  const bool ended_before = s->end_queued || s->local_closed();
+  // What comes after these headers is not the message they began.
+  s->final_headers_received = true;
+  s->content_length = -1;
+  listener_->OnHeaderListTooLarge(id, header_list_,
+                                  hpack_decoder_.block_list_size());
+  // Gone: the listener reset it (or the connection died meanwhile).
+  if (dead_ || FindActive(id) != s) return;
+  const bool answered = !ended_before && (s->end_queued || s->local_closed());
+  if (!answered) {
+    StreamError(s, Http2ErrorCode::kProtocolError);
+    return;
+  }
+  if (end_stream) RemoteEnd(s);
 }
 
 void Connection::Impl::OnPushPromise(const FrameHeader& /*header*/,

@@ -354,6 +354,14 @@ void RecordingListener::OnTrailers(uint32_t id, const hpack::HeaderList& h) {
   Add("trailers " + std::to_string(id) + " " + FieldsToString(h), id);
 }
 
+void RecordingListener::OnHeaderListTooLarge(uint32_t id,
+                                             const hpack::HeaderList& partial,
+                                             size_t list_size) {
+  Add("too_large " + std::to_string(id) + " " + std::to_string(list_size) +
+          " kept " + std::to_string(partial.size()),
+      id);
+}
+
 void RecordingListener::OnData(uint32_t id, Slice data) {
   bodies_[id] += data.ToString();
   if (auto_consume && connection != nullptr) {

@@ -170,6 +170,10 @@ class RecordingListener : public ConnectionListener {
                  bool end_stream) override;
   void OnTrailers(uint32_t stream_id,
                   const hpack::HeaderList& trailers) override;
+  // "too_large <id> <list size> kept <fields kept>".
+  void OnHeaderListTooLarge(uint32_t stream_id,
+                            const hpack::HeaderList& partial,
+                            size_t list_size) override;
   void OnData(uint32_t stream_id, Slice data) override;
   void OnEndStream(uint32_t stream_id) override;
   void OnStreamReset(uint32_t stream_id, Http2ErrorCode code,

@@ -1,0 +1,339 @@
+// Header list limits (RFC 9113 6.5.2, 10.5.1): a block over our limit is
+// decoded to its end and dropped, the stream hears OnHeaderListTooLarge and
+// may be answered, and the connection (and every other stream on it) goes
+// on. Only a block past max_header_block_bytes (the hard cap on what is
+// buffered) is a connection error.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "transport/connection.h"
+#include "transport/connection_test_util.h"
+
+namespace transport {
+namespace testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using ::testing::StartsWith;
+
+// A request (or response) with `n` extra fields "x-k<i>: v<i>".
+Fields WithEntries(Fields fields, int n) {
+  for (int i = 0; i < n; ++i) {
+    fields.emplace_back("x-k" + std::to_string(i), "v" + std::to_string(i));
+  }
+  return fields;
+}
+
+Fields WithValue(Fields fields, size_t size) {
+  // '~' has a 13-bit Huffman code: sent raw, the block is as large as the
+  // value.
+  fields.emplace_back("x-big", std::string(size, '~'));
+  return fields;
+}
+
+size_t ListSize(const Fields& fields) {
+  size_t n = 0;
+  for (const auto& [name, value] : fields) n += name.size() + value.size() + 32;
+  return n;
+}
+
+// gRPC's defaults: fields past 8 KiB dropped, 16 KiB advertised.
+ConnectionOptions SoftLimitServer() {
+  ConnectionOptions o = ServerOptions();
+  o.soft_max_header_list_size = 8 << 10;
+  o.local_settings.max_header_list_size = 16 << 10;
+  return o;
+}
+
+class HeaderLimitsServerTest : public ::testing::Test {
+ protected:
+  void Init(const ConnectionOptions& options) {
+    conn_ = std::make_unique<Connection>(options, &events_, now_);
+    events_.connection = conn_.get();
+    peer_.Preface().SettingsAck();
+    ASSERT_TRUE(Feed());
+    Read();
+    events_.Clear();
+  }
+  // The listener answers an oversized request as a gRPC server does:
+  // Trailers-Only, then RST_STREAM NO_ERROR for a request still open.
+  void AnswerTooLarge() {
+    events_.on_event = [this](const std::string& line, uint32_t id) {
+      if (line.rfind("too_large ", 0) != 0) return;
+      const Fields answer = {{":status", "200"}, {"grpc-status", "8"}};
+      ASSERT_TRUE(conn_->SubmitHeaders(id, View(answer), true).ok());
+      conn_->ResetStream(id, Http2ErrorCode::kNoError);
+    };
+  }
+  bool Feed() { return conn_->Receive(peer_.TakeSlice(), now_); }
+  Lines Read() { return ToStrings(peer_.Read(conn_.get())); }
+  Lines Exchange() {
+    Feed();
+    return Read();
+  }
+
+  ScriptedPeer peer_{Role::kClient};
+  RecordingListener events_;
+  std::unique_ptr<Connection> conn_;
+  int64_t now_ = 0;
+};
+
+// The regression: with the default options, 64 KiB of request metadata was
+// GOAWAY ENHANCE_YOUR_CALM, failing every other stream of the connection.
+TEST_F(HeaderLimitsServerTest, Sec10_5_1_LargeBlockIsAStreamMatterOnly) {
+  Init(ServerOptions());
+  peer_.Headers(1, PostRequest(), false);  // A call in flight.
+  peer_.Headers(3, WithValue(PostRequest(), 64 << 10), true);
+  peer_.Data(1, "still here", true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 3 PROTOCOL_ERROR"));
+  EXPECT_FALSE(conn_->dead());
+  peer_.Headers(5, GetRequest(), true);
+  EXPECT_THAT(Exchange(), IsEmpty());
+  EXPECT_THAT(events_.Matching("headers"),
+              ElementsAre(StartsWith("headers 1 :method=POST"),
+                          StartsWith("headers 5 end :method=GET")));
+  EXPECT_EQ(events_.body(1), "still here");
+  ASSERT_TRUE(conn_->SubmitHeaders(1, View(Response()), true).ok());
+  EXPECT_THAT(Read(), ElementsAre("HEADERS 1 end :status=200"));
+}
+
+TEST_F(HeaderLimitsServerTest, OversizedRequestIsAStreamTheListenerAnswers) {
+  Init(SoftLimitServer());
+  AnswerTooLarge();
+  const Fields big = WithValue(PostRequest(), 32 << 10);
+  peer_.Headers(1, big, false).Data(1, "body", true);
+  EXPECT_THAT(Exchange(), ElementsAre("HEADERS 1 end :status=200 grpc-status=8",
+                                      "RST_STREAM 1 NO_ERROR"));
+  EXPECT_THAT(events_.lines(),
+              ElementsAre("too_large 1 " + std::to_string(ListSize(big)) +
+                              " kept 4",  // The pseudo-headers fit.
+                          "closed 1"));
+  EXPECT_FALSE(conn_->dead());
+  EXPECT_EQ(conn_->num_active_streams(), 0u);
+}
+
+// Each size the issue measured, and 10,000 small entries: the stream is
+// answered, a stream in flight beside it is untouched, later streams work.
+TEST_F(HeaderLimitsServerTest, EverySizeUpToTheHardCapKeepsTheConnection) {
+  Init(SoftLimitServer());
+  AnswerTooLarge();
+  const std::vector<Fields> requests = {
+      WithValue(PostRequest(), 32 << 10), WithValue(PostRequest(), 64 << 10),
+      WithValue(PostRequest(), 1 << 20), WithEntries(PostRequest(), 10000)};
+  uint32_t id = 1;
+  for (const Fields& request : requests) {
+    events_.Clear();
+    const uint32_t beside = id;
+    const uint32_t big = id + 2;
+    const uint32_t after = id + 4;
+    id += 6;
+    peer_.Headers(beside, PostRequest(), false);
+    peer_.Headers(big, request, true);
+    peer_.Data(beside, "beside", true);
+    peer_.Headers(after, GetRequest(), true);
+    // The request had ended: the answer closes the stream, no RST_STREAM.
+    EXPECT_THAT(Exchange(), ElementsAre("HEADERS " + std::to_string(big) +
+                                        " end :status=200 grpc-status=8"))
+        << request.size();
+    ASSERT_FALSE(conn_->dead()) << conn_->error().ToString();
+    EXPECT_THAT(
+        events_.Matching("too_large"),
+        ElementsAre(StartsWith("too_large " + std::to_string(big) + " " +
+                               std::to_string(ListSize(request)) + " kept")));
+    EXPECT_THAT(events_.Matching("headers"), SizeIs(2));
+    EXPECT_EQ(events_.body(beside), "beside");
+    ASSERT_TRUE(conn_->SubmitHeaders(beside, View(Response()), true).ok());
+    ASSERT_TRUE(conn_->SubmitHeaders(after, View(Response()), true).ok());
+    EXPECT_THAT(Read(), SizeIs(2));
+  }
+}
+
+// Fields dropped past the limit still entered the HPACK table: a later block
+// that references them decodes to exactly what the peer sent.
+TEST_F(HeaderLimitsServerTest, DroppedFieldsKeepTheHpackContextInStep) {
+  Init(SoftLimitServer());
+  AnswerTooLarge();
+  peer_.Headers(1, WithEntries(PostRequest(), 2000), true);
+  // The peer's encoder indexed the last entries; this request refers to
+  // them (one octet each).
+  Fields next = PostRequest();
+  for (int i = 1990; i < 2000; ++i) {
+    next.emplace_back("x-k" + std::to_string(i), "v" + std::to_string(i));
+  }
+  const std::string block = peer_.Encode(next);
+  EXPECT_LT(block.size(), 40u);
+  peer_.HeadersFragment(3, block, true, true);
+  Feed();
+  EXPECT_THAT(events_.Matching("headers"),
+              ElementsAre("headers 3 end " + FieldsToString(next)));
+}
+
+// A listener that does not answer gets the old behaviour: RST_STREAM
+// PROTOCOL_ERROR (a malformed request), and the connection goes on.
+TEST_F(HeaderLimitsServerTest, UnansweredIsResetWithProtocolError) {
+  Init(SoftLimitServer());
+  peer_.Headers(1, WithValue(GetRequest(), 10 << 10), true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 1 PROTOCOL_ERROR"));
+  EXPECT_THAT(events_.lines(),
+              ElementsAre(StartsWith("too_large 1 "),
+                          "reset 1 PROTOCOL_ERROR local", "closed 1"));
+  EXPECT_FALSE(conn_->dead());
+}
+
+// Under the soft limit nothing changes, up to and including the limit.
+TEST_F(HeaderLimitsServerTest, ExactlyAtTheSoftLimitIsAnOrdinaryRequest) {
+  Init(SoftLimitServer());
+  const size_t base = ListSize(GetRequest());
+  const size_t field = std::string("x-big").size() + 32;
+  const Fields at = WithValue(GetRequest(), (8 << 10) - base - field);
+  ASSERT_EQ(ListSize(at), 8u << 10);
+  peer_.Headers(1, at, true);
+  peer_.Headers(3, WithValue(GetRequest(), (8 << 10) - base - field + 1), true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 3 PROTOCOL_ERROR"));
+  EXPECT_THAT(events_.Matching("headers"),
+              ElementsAre(StartsWith("headers 1")));
+  EXPECT_THAT(events_.Matching("too_large"),
+              ElementsAre(StartsWith("too_large 3")));
+}
+
+// Oversized trailers on a stream in flight: the listener answers with its
+// status, and the trailers' END_STREAM closes the stream.
+TEST_F(HeaderLimitsServerTest, OversizedRequestTrailers) {
+  Init(SoftLimitServer());
+  events_.on_event = [this](const std::string& line, uint32_t id) {
+    if (line.rfind("too_large ", 0) != 0) return;
+    ASSERT_TRUE(conn_->SubmitHeaders(id, View(Response()), true).ok());
+  };
+  peer_.Headers(1, PostRequest(), false).Data(1, "x", false);
+  peer_.Headers(1, {{"x-big", std::string(9000, 't')}}, true);
+  EXPECT_THAT(Exchange(), ElementsAre("HEADERS 1 end :status=200"));
+  EXPECT_THAT(events_.Matching("too_large"),
+              ElementsAre("too_large 1 9037 kept 0"));
+  EXPECT_THAT(events_.Matching("closed"), ElementsAre("closed 1"));
+  EXPECT_THAT(events_.Matching("reset"), IsEmpty());
+}
+
+TEST_F(HeaderLimitsServerTest, OversizedRequestOverTheStreamLimitIsRefused) {
+  ConnectionOptions o = SoftLimitServer();
+  o.local_settings.max_concurrent_streams = 1;
+  Init(o);
+  AnswerTooLarge();
+  peer_.Headers(1, PostRequest(), false);
+  peer_.Headers(3, WithValue(PostRequest(), 9000), true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 3 REFUSED_STREAM"));
+  EXPECT_THAT(events_.Matching("too_large"), IsEmpty());
+}
+
+// Past the hard cap on what is buffered: a connection error, as before.
+TEST_F(HeaderLimitsServerTest, PastTheHardCapIsEnhanceYourCalm) {
+  ConnectionOptions o = SoftLimitServer();
+  o.max_header_block_bytes = 256 << 10;
+  Init(o);
+  peer_.Headers(1, WithValue(PostRequest(), 400 << 10), true);
+  EXPECT_FALSE(Feed());
+  EXPECT_THAT(Read(), ElementsAre("GOAWAY 0 ENHANCE_YOUR_CALM"));
+  EXPECT_THAT(events_.Matching("too_large"), IsEmpty());
+}
+
+// The list storage an oversized literal grew is given back.
+TEST_F(HeaderLimitsServerTest, OversizedBlockMemoryIsReleased) {
+  Init(SoftLimitServer());
+  peer_.Headers(1, WithValue(PostRequest(), 1 << 20), true);
+  peer_.Headers(3, GetRequest(), true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 1 PROTOCOL_ERROR"));
+  EXPECT_THAT(events_.Matching("headers"),
+              ElementsAre(StartsWith("headers 3")));
+}
+
+// ---- Client role: response headers and trailers over our limit ----
+
+class HeaderLimitsClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ConnectionOptions o = ClientOptions();
+    o.soft_max_header_list_size = 8 << 10;
+    o.local_settings.max_header_list_size = 1 << 20;
+    conn_ = std::make_unique<Connection>(o, &events_, 0);
+    events_.connection = conn_.get();
+    peer_.Preface().SettingsAck();
+    ASSERT_TRUE(Feed());
+    Read();
+    events_.Clear();
+  }
+  bool Feed() { return conn_->Receive(peer_.TakeSlice(), 0); }
+  Lines Read() { return ToStrings(peer_.Read(conn_.get())); }
+  Lines Exchange() {
+    Feed();
+    return Read();
+  }
+  uint32_t Request() {
+    absl::StatusOr<uint32_t> id =
+        conn_->SubmitRequest(View(GetRequest()), true);
+    EXPECT_TRUE(id.ok()) << id.status();
+    Read();
+    return id.ok() ? *id : 0;
+  }
+  // The listener fails the call: ResetStream(CANCEL), as rpc's client does.
+  void CancelTooLarge() {
+    events_.on_event = [this](const std::string& line, uint32_t id) {
+      if (line.rfind("too_large ", 0) == 0) {
+        conn_->ResetStream(id, Http2ErrorCode::kCancel);
+      }
+    };
+  }
+
+  ScriptedPeer peer_{Role::kServer};
+  RecordingListener events_;
+  std::unique_ptr<Connection> conn_;
+};
+
+TEST_F(HeaderLimitsClientTest, OversizedResponseHeaders) {
+  CancelTooLarge();
+  const uint32_t a = Request();
+  const uint32_t b = Request();
+  events_.Clear();
+  peer_.Headers(a, WithValue(Response(), 64 << 10), false);
+  peer_.Headers(b, Response(), false).Data(b, "fine", false);
+  peer_.Headers(b, {{"grpc-status", "0"}}, true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 1 CANCEL"));
+  EXPECT_THAT(events_.lines(),
+              ElementsAre(StartsWith("too_large 1 "),
+                          StartsWith("headers 3 :status=200"),
+                          "trailers 3 grpc-status=0", "closed 1", "closed 3"));
+  EXPECT_EQ(events_.body(b), "fine");
+  EXPECT_FALSE(conn_->dead());
+}
+
+TEST_F(HeaderLimitsClientTest, OversizedTrailers) {
+  CancelTooLarge();
+  const uint32_t a = Request();
+  peer_.Headers(a, Response(), false).Data(a, "msg", false);
+  peer_.Headers(a, WithEntries({{"grpc-status", "0"}}, 10000), true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 1 CANCEL"));
+  EXPECT_THAT(events_.Matching("too_large"),
+              ElementsAre(StartsWith("too_large 1 ")));
+  EXPECT_THAT(events_.Matching("trailers"), IsEmpty());
+  EXPECT_FALSE(conn_->dead());
+  Request();
+  EXPECT_EQ(conn_->num_active_streams(), 1u);
+}
+
+TEST_F(HeaderLimitsClientTest, UnansweredIsResetWithProtocolError) {
+  const uint32_t a = Request();
+  events_.Clear();
+  peer_.Headers(a, WithValue(Response(), 9000), true);
+  EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 1 PROTOCOL_ERROR"));
+  EXPECT_THAT(events_.lines(),
+              ElementsAre(StartsWith("too_large 1 "),
+                          "reset 1 PROTOCOL_ERROR local", "closed 1"));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace transport
