@@ -528,6 +528,8 @@ internal::ClientTransportOptions Channel::SubchannelTransportOptions() {
   options.keepalive_time = keepalive_time_;
   options.keepalive_timeout = args_.keepalive_timeout;
   options.keepalive_permit_without_calls = args_.keepalive_permit_without_calls;
+  options.metadata = internal::MetadataLimits::FromArgs(
+      args_.max_metadata_size, args_.absolute_max_metadata_size);
   return options;
 }
 
@@ -582,6 +584,10 @@ bool ChannelArguments::SetInt(const std::string& name, int value) {
     max_receive_message_size = value;
   } else if (name == "grpc.max_send_message_length") {
     max_send_message_size = value;
+  } else if (name == "grpc.max_metadata_size") {
+    SetMaxMetadataSize(value);
+  } else if (name == "grpc.absolute_max_metadata_size") {
+    SetAbsoluteMaxMetadataSize(value);
   } else {
     return false;
   }

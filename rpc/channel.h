@@ -131,7 +131,22 @@ struct ChannelArguments {
   absl::Duration keepalive_time = absl::InfiniteDuration();
   absl::Duration keepalive_timeout = absl::Seconds(20);
   bool keepalive_permit_without_calls = false;
+  // Response metadata limits (headers, and trailers, each), in RFC 9113
+  // header list octets: GRPC_ARG_MAX_METADATA_SIZE (soft) and
+  // GRPC_ARG_ABSOLUTE_MAX_METADATA_SIZE (hard, the
+  // SETTINGS_MAX_HEADER_LIST_SIZE we advertise); -1: gRPC's defaults (8 KiB
+  // and 16 KiB, one derived from the other when only one is set). Over the
+  // soft limit the call fails with RESOURCE_EXHAUSTED, every time; the
+  // connection goes on. See rpc/internal/metadata_limits.h.
+  int max_metadata_size = -1;
+  int absolute_max_metadata_size = -1;
 
+  void SetMaxMetadataSize(int bytes) {
+    max_metadata_size = bytes < 0 ? -1 : bytes;
+  }
+  void SetAbsoluteMaxMetadataSize(int bytes) {
+    absolute_max_metadata_size = bytes < 0 ? -1 : bytes;
+  }
   void SetCompressionAlgorithm(compression::Encoding encoding) {
     compression_algorithm = encoding;
   }
@@ -155,7 +170,8 @@ struct ChannelArguments {
   // grpc.keepalive_permit_without_calls, grpc.initial_reconnect_backoff_ms,
   // grpc.max_reconnect_backoff_ms, grpc.min_reconnect_backoff_ms (the
   // minimum connect timeout), grpc.dns_min_time_between_resolutions_ms,
-  // grpc.max_receive_message_length, grpc.max_send_message_length. Strings:
+  // grpc.max_receive_message_length, grpc.max_send_message_length,
+  // grpc.max_metadata_size, grpc.absolute_max_metadata_size. Strings:
   // grpc.lb_policy_name, grpc.ssl_target_name_override,
   // grpc.primary_user_agent. Returns false (and changes nothing) for other
   // names, a negative duration, or 0 for grpc.initial_reconnect_backoff_ms or

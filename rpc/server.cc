@@ -159,6 +159,7 @@ void Server::StartConnection(LoopState* state,
                              std::unique_ptr<transport::Endpoint> endpoint) {
   transport::ConnectionOptions options;
   options.role = transport::Role::kServer;
+  options_.limits.metadata.ApplyTo(&options);
   internal::ServerConnection::Host* host = this;
   auto conn = std::make_unique<internal::ServerConnection>(
       host, std::move(endpoint), options, options_.keepalive);

@@ -45,6 +45,16 @@ ServerBuilder& ServerBuilder::SetMaxSendMessageSize(int bytes) {
   return *this;
 }
 
+ServerBuilder& ServerBuilder::SetMaxMetadataSize(int bytes) {
+  max_metadata_size_ = bytes < 0 ? -1 : bytes;
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetAbsoluteMaxMetadataSize(int bytes) {
+  absolute_max_metadata_size_ = bytes < 0 ? -1 : bytes;
+  return *this;
+}
+
 ServerBuilder& ServerBuilder::SetDefaultCompressionAlgorithm(
     compression::Encoding encoding) {
   options_.limits.default_encoding = encoding;
@@ -121,11 +131,17 @@ ServerBuilder& ServerBuilder::AddChannelArgument(const std::string& name,
     SetMaxConnectionAge(ms);
   } else if (name == "grpc.max_connection_age_grace_ms") {
     SetMaxConnectionAgeGrace(ms);
+  } else if (name == "grpc.max_metadata_size") {
+    SetMaxMetadataSize(value);
+  } else if (name == "grpc.absolute_max_metadata_size") {
+    SetAbsoluteMaxMetadataSize(value);
   }
   return *this;
 }
 
 std::unique_ptr<Server> ServerBuilder::BuildAndStart() {
+  options_.limits.metadata = internal::MetadataLimits::FromArgs(
+      max_metadata_size_, absolute_max_metadata_size_);
   std::vector<Service*> services = services_;
   std::unique_ptr<internal::DefaultHealthCheckService> health =
       internal::MakeDefaultHealthCheckService(services_);

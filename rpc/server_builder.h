@@ -39,6 +39,17 @@ class ServerBuilder {
   // 4 MiB); larger responses too (default unlimited). -1: unlimited.
   ServerBuilder& SetMaxReceiveMessageSize(int bytes);
   ServerBuilder& SetMaxSendMessageSize(int bytes);
+  // Request metadata limits, in RFC 9113 header list octets (name + value +
+  // 32 per entry; grpc++'s GRPC_ARG_MAX_METADATA_SIZE, the soft limit, and
+  // GRPC_ARG_ABSOLUTE_MAX_METADATA_SIZE, the hard one; defaults 8 KiB and
+  // 16 KiB, one derived from the other when only one is set, as in gRPC).
+  // A call whose metadata is over the soft limit gets a Trailers-Only
+  // RESOURCE_EXHAUSTED, every time (grpc++ rejects lists between the two
+  // limits at random); the connection and its other calls go on. The hard
+  // limit is the SETTINGS_MAX_HEADER_LIST_SIZE sent to clients. See
+  // rpc/internal/metadata_limits.h. Negative: back to the default.
+  ServerBuilder& SetMaxMetadataSize(int bytes);
+  ServerBuilder& SetAbsoluteMaxMetadataSize(int bytes);
   // The response encoding of calls whose handler sets none
   // (ServerContext::set_compression_algorithm); default identity. Used only
   // when the client accepts compression; see ServerContext for the rule.
@@ -77,7 +88,8 @@ class ServerBuilder {
   // "grpc.keepalive_timeout_ms", "grpc.keepalive_permit_without_calls",
   // "grpc.http2.min_ping_interval_without_data_ms",
   // "grpc.http2.max_ping_strikes", "grpc.max_connection_idle_ms",
-  // "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms".
+  // "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms";
+  // in octets: "grpc.max_metadata_size", "grpc.absolute_max_metadata_size".
   // Other names and negative values are ignored (as gRPC ignores arguments
   // it does not know).
   ServerBuilder& AddChannelArgument(const std::string& name, int value);
@@ -91,6 +103,9 @@ class ServerBuilder {
   std::vector<std::shared_ptr<ServerCredentials>> credentials_;
   std::vector<int*> selected_ports_;
   std::vector<Service*> services_;
+  // As set (-1: not set); resolved into options_ by BuildAndStart.
+  int max_metadata_size_ = -1;
+  int absolute_max_metadata_size_ = -1;
 };
 
 }  // namespace rpc

@@ -6,6 +6,7 @@
 #include "rpc/channel.h"
 #include "rpc/internal/client_transport.h"
 #include "rpc/internal/header_builder.h"
+#include "rpc/internal/metadata_limits.h"
 #include "rpc/wire/content_type.h"
 #include "rpc/wire/percent.h"
 #include "rpc/wire/timeout.h"
@@ -198,6 +199,15 @@ void ClientCall::LoopStart(ClientTransport* transport) {
     h.AddCopy("grpc-timeout", EncodeTimeout(timeout));
   }
   h.AddMetadata(metadata_);
+  // Metadata the server said it would not take fails here, as in gRPC (a
+  // server that has not sent its SETTINGS yet answers for itself).
+  const size_t peer_limit =
+      transport->connection().remote_settings().max_header_list_size;
+  if (h.list_size() > peer_limit) {
+    LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
+                    ToBeSentTooLarge(h.list_size(), peer_limit)));
+    return;
+  }
   // A request with no message and its end (rare) ends on its HEADERS.
   const bool end_on_headers =
       pending_.size() == 1 && pending_[0].end && pending_[0].framed.empty();

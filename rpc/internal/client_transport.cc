@@ -7,6 +7,16 @@
 
 namespace rpc {
 namespace internal {
+namespace {
+
+transport::ConnectionOptions WithMetadataLimits(
+    const ClientTransportOptions& options) {
+  transport::ConnectionOptions o = options.connection;
+  options.metadata.ApplyTo(&o);
+  return o;
+}
+
+}  // namespace
 
 ClientTransport::ClientTransport(Host* host,
                                  std::unique_ptr<transport::Endpoint> endpoint,
@@ -15,7 +25,8 @@ ClientTransport::ClientTransport(Host* host,
       peer_(PeerName(*endpoint)),
       auth_context_(AuthContextFor(*endpoint)),
       keepalive_timeout_(options.keepalive_timeout),
-      driver_(std::move(endpoint), options.connection, this, this),
+      metadata_limits_(options.metadata),
+      driver_(std::move(endpoint), WithMetadataLimits(options), this, this),
       keepalive_(
           &driver_,
           KeepaliveOptions{options.keepalive_time, options.keepalive_timeout,
@@ -78,6 +89,15 @@ void ClientTransport::OnHeaders(uint32_t stream_id,
 void ClientTransport::OnTrailers(uint32_t stream_id,
                                  const hpack::HeaderList& trailers) {
   if (ClientCall* call = Find(stream_id)) call->LoopOnTrailers(trailers);
+}
+
+void ClientTransport::OnHeaderListTooLarge(uint32_t stream_id,
+                                           const hpack::HeaderList& /*partial*/,
+                                           size_t list_size) {
+  if (ClientCall* call = Find(stream_id)) {
+    call->LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
+                          metadata_limits_.ReceivedTooLarge(list_size)));
+  }
 }
 
 void ClientTransport::OnData(uint32_t stream_id, transport::Slice data) {

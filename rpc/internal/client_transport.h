@@ -31,6 +31,7 @@
 #include "rpc/auth_context.h"
 #include "rpc/internal/client_call.h"
 #include "rpc/internal/keepalive.h"
+#include "rpc/internal/metadata_limits.h"
 #include "transport/connection.h"
 #include "transport/connection_driver.h"
 #include "transport/endpoint.h"
@@ -48,6 +49,9 @@ struct ClientTransportOptions {
   absl::Duration keepalive_time = absl::InfiniteDuration();
   absl::Duration keepalive_timeout = absl::Seconds(20);
   bool keepalive_permit_without_calls = false;
+  // Received metadata limits (rpc/internal/metadata_limits.h); the
+  // transport's own header list options are set from them.
+  MetadataLimits metadata;
 };
 
 class ClientTransport final : public transport::ConnectionListener,
@@ -99,6 +103,11 @@ class ClientTransport final : public transport::ConnectionListener,
                  bool end_stream) override;
   void OnTrailers(uint32_t stream_id,
                   const hpack::HeaderList& trailers) override;
+  // Response headers or trailers over the limits: the call fails with
+  // RESOURCE_EXHAUSTED (and resets its stream).
+  void OnHeaderListTooLarge(uint32_t stream_id,
+                            const hpack::HeaderList& partial,
+                            size_t list_size) override;
   void OnData(uint32_t stream_id, transport::Slice data) override;
   void OnEndStream(uint32_t stream_id) override;
   void OnStreamReset(uint32_t stream_id, transport::Http2ErrorCode code,
@@ -128,6 +137,7 @@ class ClientTransport final : public transport::ConnectionListener,
   absl::flat_hash_map<uint32_t, std::shared_ptr<ClientCall>> calls_;
   absl::flat_hash_set<uint32_t> waiting_writers_;
   const absl::Duration keepalive_timeout_;
+  const MetadataLimits metadata_limits_;
   transport::ConnectionDriver driver_;  // Destroyed right after keepalive_.
   KeepalivePinger keepalive_;
 };

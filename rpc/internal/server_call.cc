@@ -5,6 +5,7 @@
 #include "rpc/compression/accept_encoding.h"
 #include "rpc/compression/negotiator.h"
 #include "rpc/internal/header_builder.h"
+#include "rpc/internal/metadata_limits.h"
 #include "rpc/internal/server_connection.h"
 #include "rpc/wire/content_type.h"
 
@@ -161,8 +162,7 @@ void ServerCall::Finish(const Status& status, Metadata* initial_metadata,
 // ---- Loop thread ----
 
 void ServerCall::LoopSendHeaders(const Metadata& initial) {
-  if (headers_sent_) return;
-  headers_sent_ = true;
+  if (headers_sent_ || status_sent_) return;
   HeaderBuilder h;
   h.Add(":status", "200");
   h.Add("content-type", kGrpcContentType);
@@ -172,27 +172,60 @@ void ServerCall::LoopSendHeaders(const Metadata& initial) {
   h.Add("grpc-accept-encoding",
         compression::GrpcAcceptEncodingValue(kSupportedEncodings));
   h.AddMetadata(initial);
-  (void)connection_->connection().SubmitHeaders(stream_id_, h.fields(), false);
+  transport::Connection& c = connection_->connection();
+  const size_t peer_limit = c.remote_settings().max_header_list_size;
+  if (h.list_size() > peer_limit) {
+    LoopAbort(Status(StatusCode::RESOURCE_EXHAUSTED,
+                     ToBeSentTooLarge(h.list_size(), peer_limit)));
+    return;
+  }
+  headers_sent_ = true;
+  (void)c.SubmitHeaders(stream_id_, h.fields(), false);
 }
+
+namespace {
+
+// The block that carries a status: Trailers-Only (with the response
+// headers' fields and the initial metadata) or trailers.
+void BuildStatusBlock(bool trailers_only, const Status& status,
+                      const Metadata& initial, const Metadata& trailing,
+                      HeaderBuilder* h) {
+  if (trailers_only) {
+    h->Add(":status", "200");
+    h->Add("content-type", kGrpcContentType);
+    h->AddMetadata(initial);
+  }
+  h->AddStatus(status);
+  h->AddMetadata(trailing);
+}
+
+}  // namespace
 
 void ServerCall::LoopSendStatus(const Status& status, const Metadata& initial,
                                 const Metadata& trailing) {
+  if (status_sent_) return;
   status_sent_ = true;
-  HeaderBuilder h;
   transport::Connection& c = connection_->connection();
-  if (!headers_sent_) {
-    // Trailers-Only.
-    headers_sent_ = true;
-    h.Add(":status", "200");
-    h.Add("content-type", kGrpcContentType);
-    h.AddMetadata(initial);
-    h.AddStatus(status);
-    h.AddMetadata(trailing);
-    (void)c.SubmitHeaders(stream_id_, h.fields(), true);
-  } else {
-    h.AddStatus(status);
-    h.AddMetadata(trailing);
-    (void)c.SubmitTrailers(stream_id_, h.fields());
+  const bool trailers_only = !headers_sent_;
+  headers_sent_ = true;
+  HeaderBuilder h;
+  BuildStatusBlock(trailers_only, status, initial, trailing, &h);
+  const size_t peer_limit = c.remote_settings().max_header_list_size;
+  HeaderBuilder bare;
+  const HeaderBuilder* block = &h;
+  if (h.list_size() > peer_limit) {
+    // What the client would refuse: tell it why instead.
+    BuildStatusBlock(trailers_only,
+                     Status(StatusCode::RESOURCE_EXHAUSTED,
+                            ToBeSentTooLarge(h.list_size(), peer_limit)),
+                     {}, {}, &bare);
+    block = &bare;
+  }
+  const absl::Status sent =
+      trailers_only ? c.SubmitHeaders(stream_id_, block->fields(), true)
+                    : c.SubmitTrailers(stream_id_, block->fields());
+  if (absl::IsResourceExhausted(sent)) {
+    c.ResetStream(stream_id_, transport::Http2ErrorCode::kInternalError);
   }
   if (deadline_timer_ != transport::EventLoop::kInvalidTimer) {
     loop_->Cancel(deadline_timer_);
@@ -226,16 +259,14 @@ void ServerCall::LoopOnData(transport::Slice data) {
   const size_t consume = core_.OnDataBytes(n);
   if (consume > 0) connection_->connection().ConsumeData(stream_id_, consume);
   if (!s.ok()) {
-    core_.Cancel();
-    LoopSendStatus(FromAbslStatus(s), {}, {});
+    LoopAbort(FromAbslStatus(s));
     return;
   }
   ReceivedMessage msg;
   while (deframer_.Next(&msg)) {
     transport::SliceBuffer payload;
     if (absl::Status u = decompressor_.Unpack(&msg, &payload); !u.ok()) {
-      core_.Cancel();
-      LoopSendStatus(FromAbslStatus(u), {}, {});
+      LoopAbort(FromAbslStatus(u));
       return;
     }
     core_.PushMessage(std::move(payload));
@@ -246,11 +277,16 @@ void ServerCall::LoopOnEnd() {
   if (status_sent_) return;
   absl::Status s = deframer_.Finish();
   if (!s.ok()) {
-    core_.Cancel();
-    LoopSendStatus(FromAbslStatus(s), {}, {});
+    LoopAbort(FromAbslStatus(s));
     return;
   }
   core_.PushEnd();
+}
+
+void ServerCall::LoopAbort(const Status& status) {
+  if (status_sent_) return;
+  core_.Cancel();
+  LoopSendStatus(status, {}, {});
 }
 
 void ServerCall::LoopOnReset() {

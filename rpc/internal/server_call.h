@@ -26,6 +26,7 @@
 #include "rpc/compression/encoding.h"
 #include "rpc/internal/call_core.h"
 #include "rpc/internal/message_compression.h"
+#include "rpc/internal/metadata_limits.h"
 #include "rpc/service.h"
 #include "rpc/wire/message_framer.h"
 #include "rpc/wire/metadata.h"
@@ -41,6 +42,8 @@ class ServerConnection;
 struct ServerCallLimits {
   size_t max_receive_message_size = kDefaultMaxReceiveMessageSize;
   size_t max_send_message_size = SIZE_MAX;
+  // Received metadata (the connection's; rpc/internal/metadata_limits.h).
+  MetadataLimits metadata;
   // Unread request octets before the window stops the client; written
   // response octets queued before Write blocks.
   size_t read_bound = 256 << 10;
@@ -120,6 +123,10 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   }
   void LoopOnData(transport::Slice data);
   void LoopOnEnd();
+  // The library ends the call with `status` (a broken request, oversized
+  // request trailers): the handler sees it cancelled, the client gets the
+  // status. No-op once a status went out.
+  void LoopAbort(const Status& status);
   // The stream was reset or the connection died.
   void LoopOnReset();
   void LoopOnClosed();
@@ -127,8 +134,13 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
 
  private:
   // Loop side: sends headers (if not yet), then the status; marks finished.
+  // No-op once a status went out. Metadata the client's
+  // SETTINGS_MAX_HEADER_LIST_SIZE cannot take is replaced by a bare
+  // RESOURCE_EXHAUSTED status (gRPC: "to-be-sent metadata size exceeds peer
+  // limit"); if even that does not fit, the stream is reset INTERNAL_ERROR.
   void LoopSendStatus(const Status& status, const Metadata& initial,
                       const Metadata& trailing);
+  // Response headers too large for the client end the call that way too.
   void LoopSendHeaders(const Metadata& initial);
   void Post(transport::EventLoop::Task task);
   // Handler side, before the response headers: fixes the response encoding.

@@ -179,6 +179,18 @@ void ServerConnection::OnTrailers(uint32_t stream_id,
   if (ServerCall* call = Find(stream_id)) call->LoopOnEnd();
 }
 
+void ServerConnection::OnHeaderListTooLarge(
+    uint32_t stream_id, const hpack::HeaderList& /*partial*/,
+    size_t list_size) {
+  const Status status(StatusCode::RESOURCE_EXHAUSTED,
+                      host_->limits().metadata.ReceivedTooLarge(list_size));
+  if (ServerCall* call = Find(stream_id)) {
+    call->LoopAbort(status);  // Its trailers: the call ends here.
+    return;
+  }
+  Reject(stream_id, "200", status);
+}
+
 void ServerConnection::OnData(uint32_t stream_id, transport::Slice data) {
   if (ServerCall* call = Find(stream_id)) {
     call->LoopOnData(std::move(data));

@@ -104,6 +104,11 @@ class ServerConnection final : public transport::ConnectionListener,
                  bool end_stream) override;
   void OnTrailers(uint32_t stream_id,
                   const hpack::HeaderList& trailers) override;
+  // Request headers over the limits: a Trailers-Only RESOURCE_EXHAUSTED
+  // (no call is made); request trailers: the call ends with it.
+  void OnHeaderListTooLarge(uint32_t stream_id,
+                            const hpack::HeaderList& partial,
+                            size_t list_size) override;
   void OnData(uint32_t stream_id, transport::Slice data) override;
   void OnEndStream(uint32_t stream_id) override;
   void OnStreamReset(uint32_t stream_id, transport::Http2ErrorCode code,
