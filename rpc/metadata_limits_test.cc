@@ -1,16 +1,21 @@
-// Metadata size limits end to end, our client against our server: metadata
-// over a limit fails that call with RESOURCE_EXHAUSTED, a call in flight on
-// the same connection is unaffected, and the connection stays usable
+// Metadata size limits end to end, our client against our server, and
+// interop both ways with Debian's grpc++: metadata over a limit fails that
+// call with RESOURCE_EXHAUSTED, a call in flight on the same connection is
+// unaffected, and the connection stays usable
 // (rpc/internal/metadata_limits.h).
 
 #include "rpc/internal/metadata_limits.h"
 
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rpc/rpc.h"
+#include "rpc/testdata/test_service.grpc.pb.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 
 namespace rpc {
@@ -252,6 +257,179 @@ TEST_F(MetadataLimitsTest, ServerDoesNotSendWhatTheClientRefuses) {
   }
   ClientContext after;
   EXPECT_TRUE(Echo(stub.get(), &after).ok());
+}
+
+// ---- Interop with grpc++ ----
+
+// The oversized metadata of each size, on a grpc++ client's context.
+void AddOversized(grpc::ClientContext* ctx, int which) {
+  switch (which) {
+    case 0:
+      ctx->AddMetadata("x-big", std::string(32 << 10, 'm'));
+      break;
+    case 1:
+      ctx->AddMetadata("x-big", std::string(64 << 10, 'm'));
+      break;
+    case 2:
+      ctx->AddMetadata("x-big", std::string(1 << 20, 'm'));
+      break;
+    default:
+      for (int i = 0; i < 10000; ++i) {
+        ctx->AddMetadata("x-k" + std::to_string(i), "v");
+      }
+  }
+}
+
+std::chrono::system_clock::time_point GrpcDeadline() {
+  return std::chrono::system_clock::now() + std::chrono::seconds(30);
+}
+
+// A grpc++ client sending oversized request metadata to our server: a
+// Trailers-Only RESOURCE_EXHAUSTED that grpc++ reads as the call's status;
+// its other call on the connection carries on.
+TEST_F(MetadataLimitsTest, GrpcClientSendingOversizedMetadata) {
+  ServerBuilder builder;
+  builder.AddChannelArgument("grpc.absolute_max_metadata_size", 4 << 20);
+  builder.AddChannelArgument("grpc.max_metadata_size", 8 << 10);
+  StartServer(std::move(builder));
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = test::grpcpeer::EchoService::NewStub(channel);
+  grpc::ClientContext bidi_ctx;
+  bidi_ctx.set_deadline(GrpcDeadline());
+  auto bidi = stub->Bidi(&bidi_ctx);
+  auto round_trip = [&](const std::string& message) {
+    EchoRequest req;
+    req.set_message(message);
+    EchoResponse resp;
+    return bidi->Write(req) && bidi->Read(&resp) && resp.message() == message;
+  };
+  ASSERT_TRUE(round_trip("before"));
+  for (int which = 0; which < 4; ++which) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(GrpcDeadline());
+    AddOversized(&ctx, which);
+    EchoRequest req;
+    EchoResponse resp;
+    const grpc::Status s = stub->Echo(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << which << ": " << s.error_message();
+    EXPECT_EQ(
+        s.error_message().rfind("received metadata size exceeds soft limit", 0),
+        0u)
+        << which << ": " << s.error_message();
+    EXPECT_TRUE(round_trip("after " + std::to_string(which))) << which;
+  }
+  grpc::ClientContext ok_ctx;
+  ok_ctx.set_deadline(GrpcDeadline());
+  EchoRequest req;
+  req.set_message("ok");
+  EchoResponse resp;
+  EXPECT_TRUE(stub->Echo(&ok_ctx, req, &resp).ok());
+  bidi->WritesDone();
+  EXPECT_TRUE(bidi->Finish().ok());
+}
+
+// With our defaults (16 KiB advertised) grpc++ refuses to send such a call
+// itself, or gets our answer: RESOURCE_EXHAUSTED either way, and the channel
+// goes on.
+TEST_F(MetadataLimitsTest, GrpcClientAgainstOurDefaults) {
+  StartServer(ServerBuilder());
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = test::grpcpeer::EchoService::NewStub(channel);
+  for (int which = 0; which < 4; ++which) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(GrpcDeadline());
+    AddOversized(&ctx, which);
+    EchoResponse resp;
+    EXPECT_EQ(stub->Echo(&ctx, EchoRequest(), &resp).error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << which;
+    grpc::ClientContext ok_ctx;
+    ok_ctx.set_deadline(GrpcDeadline());
+    EXPECT_TRUE(stub->Echo(&ok_ctx, EchoRequest(), &resp).ok()) << which;
+  }
+}
+
+// grpc++'s server: trailing metadata of `trailing-size` octets.
+class GrpcTrailers final : public test::grpcpeer::EchoService::Service {
+ public:
+  grpc::Status Echo(grpc::ServerContext* ctx, const EchoRequest* req,
+                    EchoResponse* resp) override {
+    auto it = ctx->client_metadata().find("trailing-size");
+    if (it != ctx->client_metadata().end()) {
+      const int size =
+          std::stoi(std::string(it->second.data(), it->second.size()));
+      ctx->AddTrailingMetadata("x-trailing", std::string(size, 't'));
+    }
+    resp->set_message(req->message());
+    return grpc::Status::OK;
+  }
+  grpc::Status Bidi(
+      grpc::ServerContext*,
+      grpc::ServerReaderWriter<EchoResponse, EchoRequest>* stream) override {
+    EchoRequest req;
+    while (stream->Read(&req)) {
+      EchoResponse r;
+      r.set_message(req.message());
+      if (!stream->Write(r)) break;
+    }
+    return grpc::Status::OK;
+  }
+};
+
+// Our client receiving oversized trailers from a grpc++ server (our hard
+// limit, which grpc++ honours, is large; our soft limit 8 KiB): that call
+// fails RESOURCE_EXHAUSTED, the call beside it and the connection go on.
+TEST(MetadataLimitsInteropTest, OurClientReceivingOversizedTrailers) {
+  GrpcTrailers service;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ChannelArguments args;
+  args.SetMaxMetadataSize(8 << 10);
+  args.SetAbsoluteMaxMetadataSize(4 << 20);
+  auto channel = CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                     InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  {
+    ClientContext bidi_ctx;
+    bidi_ctx.set_deadline(absl::Now() + absl::Seconds(30));
+    auto bidi = stub->Bidi(&bidi_ctx);
+    EchoRequest req;
+    req.set_message("beside");
+    EchoResponse resp;
+    ASSERT_TRUE(bidi->Write(req) && bidi->Read(&resp));
+    for (int size : {32 << 10, 64 << 10, 1 << 20}) {
+      ClientContext ctx;
+      ctx.set_deadline(absl::Now() + absl::Seconds(30));
+      ctx.AddMetadata("trailing-size", std::to_string(size));
+      EchoResponse r;
+      const Status s = stub->Echo(&ctx, EchoRequest(), &r);
+      EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED)
+          << size << ": " << s;
+      EXPECT_EQ(s.error_message().rfind(
+                    "received metadata size exceeds soft limit (", 0),
+                0u)
+          << s;
+      ASSERT_TRUE(bidi->Write(req) && bidi->Read(&resp)) << size;
+    }
+    ClientContext ok_ctx;
+    ok_ctx.set_deadline(absl::Now() + absl::Seconds(30));
+    ok_ctx.AddMetadata("trailing-size", "4000");
+    EchoResponse r;
+    EXPECT_TRUE(stub->Echo(&ok_ctx, EchoRequest(), &r).ok());
+    bidi->WritesDone();
+    EXPECT_TRUE(bidi->Finish().ok());
+  }
+  stub.reset();
+  channel.reset();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
 }
 
 // gRPC core's defaults and derivations (chttp2).
