@@ -56,6 +56,15 @@ class MetadataService final : public EchoService::Service {
   }
 };
 
+// One message through a bidi call and back (ours or grpc++'s stream).
+template <typename Stream>
+bool RoundTrip(Stream* stream, const std::string& message) {
+  EchoRequest req;
+  req.set_message(message);
+  EchoResponse resp;
+  return stream->Write(req) && stream->Read(&resp) && resp.message() == message;
+}
+
 class MetadataLimitsTest : public ::testing::Test {
  protected:
   void StartServer(ServerBuilder builder) {
@@ -115,13 +124,7 @@ TEST_F(MetadataLimitsTest, OversizedRequestMetadataFailsOnlyThatCall) {
   ClientContext bidi_ctx;
   Bound(&bidi_ctx);
   auto bidi = stub->Bidi(&bidi_ctx);
-  auto round_trip = [&](const std::string& message) {
-    EchoRequest req;
-    req.set_message(message);
-    EchoResponse resp;
-    return bidi->Write(req) && bidi->Read(&resp) && resp.message() == message;
-  };
-  ASSERT_TRUE(round_trip("before"));
+  ASSERT_TRUE(RoundTrip(bidi.get(), "before"));
 
   struct Case {
     const char* name;
@@ -150,7 +153,8 @@ TEST_F(MetadataLimitsTest, OversizedRequestMetadataFailsOnlyThatCall) {
     EXPECT_NE(s.error_message().find(" vs. 8192)"), std::string::npos)
         << s.error_message();
     // The call beside it, and the connection, carry on.
-    EXPECT_TRUE(round_trip(std::string("after ") + c.name)) << c.name;
+    EXPECT_TRUE(RoundTrip(bidi.get(), std::string("after ") + c.name))
+        << c.name;
     ClientContext ok_ctx;
     EXPECT_TRUE(Echo(stub.get(), &ok_ctx).ok()) << c.name;
   }
@@ -298,13 +302,7 @@ TEST_F(MetadataLimitsTest, GrpcClientSendingOversizedMetadata) {
   grpc::ClientContext bidi_ctx;
   bidi_ctx.set_deadline(GrpcDeadline());
   auto bidi = stub->Bidi(&bidi_ctx);
-  auto round_trip = [&](const std::string& message) {
-    EchoRequest req;
-    req.set_message(message);
-    EchoResponse resp;
-    return bidi->Write(req) && bidi->Read(&resp) && resp.message() == message;
-  };
-  ASSERT_TRUE(round_trip("before"));
+  ASSERT_TRUE(RoundTrip(bidi.get(), "before"));
   for (int which = 0; which < 4; ++which) {
     grpc::ClientContext ctx;
     ctx.set_deadline(GrpcDeadline());
@@ -318,7 +316,8 @@ TEST_F(MetadataLimitsTest, GrpcClientSendingOversizedMetadata) {
         s.error_message().rfind("received metadata size exceeds soft limit", 0),
         0u)
         << which << ": " << s.error_message();
-    EXPECT_TRUE(round_trip("after " + std::to_string(which))) << which;
+    EXPECT_TRUE(RoundTrip(bidi.get(), "after " + std::to_string(which)))
+        << which;
   }
   grpc::ClientContext ok_ctx;
   ok_ctx.set_deadline(GrpcDeadline());
