@@ -25,6 +25,15 @@ constexpr size_t kCompactSlack = 64;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
+  return CreateLoop(/*manual_clock=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::CreateWithManualClock() {
+  return CreateLoop(/*manual_clock=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::CreateLoop(
+    bool manual_clock) {
   int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) return absl::ErrnoToStatus(errno, "epoll_create1");
   int wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -33,7 +42,8 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
     close(epoll_fd);
     return absl::ErrnoToStatus(err, "eventfd");
   }
-  std::unique_ptr<EventLoop> loop(new EventLoop(epoll_fd, wake_fd));
+  std::unique_ptr<EventLoop> loop(
+      new EventLoop(epoll_fd, wake_fd, manual_clock));
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLET;
   ev.data.ptr = loop->wake_watcher_.get();
@@ -43,11 +53,14 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
   return loop;
 }
 
-EventLoop::EventLoop(int epoll_fd, int wake_fd)
+EventLoop::EventLoop(int epoll_fd, int wake_fd, bool manual_clock)
     : epoll_fd_(epoll_fd),
       wake_fd_(wake_fd),
+      manual_clock_(manual_clock),
+      // A fixed start: runs of a fuzzer see the same times.
+      manual_now_(Clock::time_point(std::chrono::hours(1))),
       owner_(std::this_thread::get_id()),
-      now_(Clock::now()),
+      now_(ReadClock()),
       events_(kInitialEvents) {
   wake_watcher_ = std::make_unique<Watcher>(
       Watcher{wake_fd, EPOLLIN, true, [this](uint32_t) { DrainWakeFd(); }});
@@ -119,6 +132,19 @@ void EventLoop::DrainWakeFd() {
   }
 }
 
+EventLoop::Clock::time_point EventLoop::ReadClock() const {
+  return manual_clock_ ? manual_now_ : Clock::now();
+}
+
+void EventLoop::AdvanceClock(absl::Duration d) {
+  assert(manual_clock_ && IsInLoopThread());
+  if (d > absl::ZeroDuration()) {
+    manual_now_ += std::chrono::duration_cast<Clock::duration>(
+        absl::ToChronoNanoseconds(d));
+  }
+  if (!in_iteration_) now_ = manual_now_;
+}
+
 void EventLoop::BindToCurrentThread() {
   owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
 }
@@ -154,9 +180,11 @@ int EventLoop::ComputeTimeoutMs(absl::Duration max_wait) {
   DropCancelledTop();
   if (!timer_heap_.empty()) {
     // Measure against the real clock: Now() may be stale by the time spent
-    // in handlers.
+    // in handlers. A manual clock does not move while we sleep.
     const absl::Duration until =
-        absl::FromChrono(timer_heap_.front().deadline - Clock::now());
+        manual_clock_
+            ? absl::ZeroDuration()
+            : absl::FromChrono(timer_heap_.front().deadline - Clock::now());
     wait = std::min(wait, until);
   }
   if (wait <= absl::ZeroDuration()) return 0;
@@ -172,7 +200,7 @@ int EventLoop::RunOnce(absl::Duration max_wait) {
   const int timeout_ms = ComputeTimeoutMs(max_wait);
   int n = epoll_wait(epoll_fd_, events_.data(),
                      static_cast<int>(events_.size()), timeout_ms);
-  now_ = Clock::now();
+  now_ = ReadClock();
   in_iteration_ = true;
   int callbacks = 0;
   if (n < 0) {
@@ -262,7 +290,7 @@ EventLoop::TimerId EventLoop::RunAfter(absl::Duration delay, Task task) {
   if (delay < absl::ZeroDuration()) delay = absl::ZeroDuration();
   // Outside an iteration (setup code before Run) the cached time may be
   // arbitrarily old.
-  const Clock::time_point base = in_iteration_ ? now_ : Clock::now();
+  const Clock::time_point base = in_iteration_ ? now_ : ReadClock();
   // Beyond a century counts as never (and keeps the addition from
   // overflowing).
   const Clock::time_point deadline =

@@ -72,6 +72,13 @@ class EventLoop {
   // Creates the epoll instance and the wake-up eventfd. The loop belongs to
   // the calling thread until another thread runs it.
   static absl::StatusOr<std::unique_ptr<EventLoop>> Create();
+  // A loop whose clock stands still until AdvanceClock moves it: Now(), timer
+  // deadlines and everything timed from them (a Connection's timers, rpc
+  // deadlines taken from grpc-timeout) become deterministic. RunOnce never
+  // sleeps for a timer on such a loop (it still waits for I/O and posted
+  // tasks). For tests and fuzzers, usually with MemoryEndpoint
+  // (memory_endpoint.h) in place of sockets.
+  static absl::StatusOr<std::unique_ptr<EventLoop>> CreateWithManualClock();
 
   // Destroys unfired timers, unrun tasks and watch handlers without running
   // them. Objects that watch fds on this loop and are owned elsewhere must be
@@ -142,6 +149,10 @@ class EventLoop {
 
   // The monotonic time, read once per iteration (after epoll_wait).
   Clock::time_point Now() const { return now_; }
+  // Manual clock only (CreateWithManualClock): moves the clock forward by
+  // `d`; timers now due run in the next iteration.
+  void AdvanceClock(absl::Duration d);
+  bool manual_clock() const { return manual_clock_; }
 
  private:
   struct Watcher {
@@ -160,7 +171,11 @@ class EventLoop {
     }
   };
 
-  EventLoop(int epoll_fd, int wake_fd);
+  static absl::StatusOr<std::unique_ptr<EventLoop>> CreateLoop(
+      bool manual_clock);
+  EventLoop(int epoll_fd, int wake_fd, bool manual_clock);
+  // The real clock, or the manual one.
+  Clock::time_point ReadClock() const;
   void BindToCurrentThread();
   void Wake();
   void DrainWakeFd();
@@ -174,6 +189,8 @@ class EventLoop {
 
   const int epoll_fd_;
   const int wake_fd_;
+  const bool manual_clock_;
+  Clock::time_point manual_now_;  // Loop thread; with manual_clock_ only.
   std::atomic<std::thread::id> owner_;
   std::atomic<bool> stop_requested_{false};
 

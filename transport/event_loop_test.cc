@@ -28,6 +28,34 @@ std::unique_ptr<EventLoop> NewLoop() {
   return *std::move(loop);
 }
 
+TEST(EventLoopTest, ManualClockMovesOnlyWhenAdvanced) {
+  auto created = EventLoop::CreateWithManualClock();
+  ASSERT_TRUE(created.ok()) << created.status();
+  EventLoop& loop = **created;
+  EXPECT_TRUE(loop.manual_clock());
+  const EventLoop::Clock::time_point start = loop.Now();
+  std::vector<int> fired;
+  loop.RunAfter(absl::Milliseconds(10), [&] { fired.push_back(10); });
+  loop.RunAfter(absl::Seconds(5), [&] { fired.push_back(5000); });
+  // Never sleeps for a timer, and the clock stands still however long the
+  // iterations take.
+  for (int i = 0; i < 5; ++i) loop.RunOnce(absl::InfiniteDuration());
+  EXPECT_TRUE(fired.empty());
+  EXPECT_EQ(loop.Now(), start);
+  loop.AdvanceClock(absl::Milliseconds(9));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_TRUE(fired.empty());
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_THAT(fired, ElementsAre(10));
+  EXPECT_EQ(loop.Now() - start, std::chrono::milliseconds(10));
+  // Timers are set from the manual time, also outside an iteration.
+  loop.RunAfter(absl::Milliseconds(1), [&] { fired.push_back(1); });
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_THAT(fired, ElementsAre(10, 1));
+}
+
 TEST(EventLoopTest, TimersFireInDeadlineOrder) {
   auto loop = NewLoop();
   std::vector<int> order;
