@@ -32,8 +32,9 @@ size_t FirstToEscape(std::string_view in) {
   size_t i = 0;
   // Unrolled: the common message is plain ASCII.
   for (; i + 4 <= n; i += 4) {
-    if (kEscape[p[i]] | kEscape[p[i + 1]] | kEscape[p[i + 2]] |
-        kEscape[p[i + 3]]) {
+    // Bitwise on ints, no short-circuit branches (clang warns on bools).
+    if (int{kEscape[p[i]]} | int{kEscape[p[i + 1]]} | int{kEscape[p[i + 2]]} |
+        int{kEscape[p[i + 3]]}) {
       break;
     }
   }
