@@ -82,5 +82,10 @@ bool CallCore::cancelled() const {
   return cancelled_;
 }
 
+bool CallCore::input_complete() const {
+  absl::MutexLock lock(&mu_);
+  return ended_ || cancelled_;
+}
+
 }  // namespace internal
 }  // namespace rpc

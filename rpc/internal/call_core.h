@@ -63,6 +63,10 @@ class CallCore {
   bool AcquireWriteCredit(size_t n);
 
   bool cancelled() const;
+  // Any thread: the peer ended its side or the call is cancelled, so Read
+  // never blocks again (whoever runs a handler inline, without a thread of
+  // its own, starts it then: rpc/fuzz).
+  bool input_complete() const;
 
  private:
   const size_t read_bound_;
