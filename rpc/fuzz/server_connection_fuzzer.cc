@@ -1,0 +1,62 @@
+// libFuzzer target: a client's bytes to a real rpc server connection
+// (internal::ServerConnection, as rpc::Server runs it) with FuzzEchoService's
+// handlers behind it (harness.h): routing, the four call kinds, request
+// decompression and response compression, metadata, deadlines from
+// grpc-timeout, handler statuses, resets and limits.
+//
+// Input (harness.h SplitInput): octet 0 is the mode, bits 0-1 the server's
+// default response encoding (identity, deflate, gzip, zstd); bit 2 compresses
+// every response message (threshold 0); bit 3 small windows and limits; bit 4
+// a graceful shutdown (GOAWAY) after the input. Octets 1-4 seed the split
+// points; the rest is what the client sends, from its preface on. After the
+// input: 30 s pass on the manual clock (deadlines fire), then the client's
+// end of stream.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "rpc/fuzz/harness.h"
+#include "transport/event_loop.h"
+#include "transport/memory_endpoint.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  uint8_t mode;
+  std::vector<absl::string_view> pieces;
+  if (!rpc::fuzz::SplitInput(data, size, &mode, &pieces)) return 0;
+  rpc::fuzz::ServerHarnessOptions options;
+  options.default_encoding = static_cast<rpc::compression::Encoding>(mode & 3);
+  if ((mode & 4) != 0) options.compression_threshold = 0;
+  options.small_limits = (mode & 8) != 0;
+
+  auto loop = transport::EventLoop::CreateWithManualClock();
+  if (!loop.ok()) std::abort();
+  auto endpoint = transport::MemoryEndpoint::Create(loop->get());
+  transport::MemoryEndpoint* client = endpoint.get();
+  {
+    rpc::fuzz::ServerHarness server(loop->get(), std::move(endpoint), options);
+    server.Start();
+    server.Drain();
+    for (absl::string_view piece : pieces) {
+      client->Deliver(piece);
+      (*loop)->AdvanceClock(absl::Milliseconds(1));
+      server.Drain();
+      // Responses are bounded by what was asked: nothing may pile up.
+      if (client->written().size() > (64u << 20)) {
+        std::fprintf(stderr, "server wrote %zu octets\n",
+                     client->written().size());
+        std::abort();
+      }
+      client->TakeWritten();
+    }
+    if ((mode & 16) != 0) server.GracefulShutdown();
+    server.Drain();
+    (*loop)->AdvanceClock(absl::Seconds(30));
+    server.Drain();
+    client->DeliverEof();
+    server.Drain();
+  }
+  return 0;
+}
