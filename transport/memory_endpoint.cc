@@ -51,6 +51,7 @@ IoResult MemoryEndpoint::Read(absl::Span<char> buffer) {
     input_.clear();
     input_pos_ = 0;
   }
+  if (peer_ != nullptr) peer_->OnRoom();
   return IoResult::Ok(n);
 }
 
@@ -58,11 +59,20 @@ IoResult MemoryEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
   if (closed_ || write_shut_down_) {
     return IoResult::Error(absl::FailedPreconditionError("write side closed"));
   }
+  const size_t outstanding = Outstanding();
+  size_t room =
+      write_capacity_ > outstanding ? write_capacity_ - outstanding : 0;
   size_t n = 0;
   for (absl::string_view b : buffers) {
-    written_.append(b.data(), b.size());
-    if (peer_ != nullptr) peer_->Deliver(b);
-    n += b.size();
+    const absl::string_view taken = b.substr(0, room);
+    written_.append(taken.data(), taken.size());
+    if (peer_ != nullptr) peer_->Deliver(taken);
+    n += taken.size();
+    room -= taken.size();
+    if (taken.size() < b.size()) {
+      write_blocked_ = true;
+      break;
+    }
   }
   return IoResult::Ok(n);
 }
@@ -96,6 +106,36 @@ void MemoryEndpoint::DeliverEof() {
   if (closed_ || input_eof_) return;
   input_eof_ = true;
   ScheduleReadable();
+}
+
+std::string MemoryEndpoint::TakeWritten() {
+  std::string out = std::exchange(written_, std::string());
+  OnRoom();
+  return out;
+}
+
+void MemoryEndpoint::set_write_capacity(size_t n) {
+  write_capacity_ = n;
+  OnRoom();
+}
+
+size_t MemoryEndpoint::Outstanding() const {
+  return peer_ != nullptr ? peer_->unread() : written_.size();
+}
+
+void MemoryEndpoint::OnRoom() {
+  if (!write_blocked_ || closed_ || writable_scheduled_ ||
+      Outstanding() >= write_capacity_) {
+    return;
+  }
+  writable_scheduled_ = true;
+  loop_->Defer([self = self_] {
+    MemoryEndpoint* e = *self;
+    if (e == nullptr) return;
+    e->writable_scheduled_ = false;
+    e->write_blocked_ = false;
+    e->NotifyWritable();
+  });
 }
 
 void MemoryEndpoint::ScheduleReadable() {

@@ -12,11 +12,14 @@
 //     other's end of stream. Each still keeps what it wrote (written()), so
 //     a pair records the traffic of both directions.
 //
-// Readiness. Input never calls back from inside Deliver() or the peer's
-// Writev: on_readable runs from work Defer()red to the end of the loop
-// iteration (or of the next one, when delivered outside an iteration).
-// Writev takes everything offered (no short writes, so on_writable never
-// runs); ShutdownWrite and Close make later writes fail.
+// Readiness. Callbacks never run from inside the call that caused them
+// (Deliver, the peer's Writev or Read, TakeWritten): on_readable and
+// on_writable run from work Defer()red to the end of the loop iteration (or
+// of the next one, when caused outside an iteration). Writev takes everything
+// offered unless a write capacity is set: then at most that many octets may
+// be outstanding (written and not yet taken by TakeWritten, or, for a pair,
+// not yet read by the peer); a short write is followed by on_writable once
+// there is room, as for TCP. ShutdownWrite and Close make later writes fail.
 //
 // Threading: the loop's thread only, like every endpoint.
 
@@ -24,6 +27,7 @@
 #define TRANSPORT_MEMORY_ENDPOINT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -63,9 +67,12 @@ class MemoryEndpoint final : public Endpoint {
   void DeliverEof();
   // What Writev took so far (since the last TakeWritten).
   const std::string& written() const { return written_; }
-  std::string TakeWritten() { return std::exchange(written_, std::string()); }
+  std::string TakeWritten();
   // Delivered octets not read yet.
   size_t unread() const { return input_.size() - input_pos_; }
+  // At most `n` octets outstanding (see the header comment); SIZE_MAX (the
+  // default): no limit.
+  void set_write_capacity(size_t n);
   bool write_shut_down() const { return write_shut_down_; }
   bool closed() const { return closed_; }
 
@@ -80,7 +87,15 @@ class MemoryEndpoint final : public Endpoint {
   std::string input_;
   size_t input_pos_ = 0;
   bool input_eof_ = false;
+  // Written octets not taken (or, for a pair, not read by the peer).
+  size_t Outstanding() const;
+  // Room appeared: on_writable follows if a write was short.
+  void OnRoom();
+
   std::string written_;
+  size_t write_capacity_ = SIZE_MAX;
+  bool write_blocked_ = false;  // A short write waits for on_writable.
+  bool writable_scheduled_ = false;
   bool write_shut_down_ = false;
   bool closed_ = false;
   bool readable_scheduled_ = false;

@@ -74,5 +74,35 @@ TEST(MemoryEndpointTest, LoneEndpointIsFedByTheTest) {
   EXPECT_EQ(readable, 1);
 }
 
+TEST(MemoryEndpointTest, WriteCapacityGivesShortWritesAndOnWritable) {
+  auto loop = EventLoop::CreateWithManualClock();
+  ASSERT_TRUE(loop.ok());
+  auto e = MemoryEndpoint::Create(loop->get());
+  int writable = 0;
+  e->SetCallbacks(nullptr, [&] { ++writable; });
+  e->set_write_capacity(4);
+  const absl::string_view parts[] = {"ab", "cdef"};
+  EXPECT_EQ(e->Writev(parts).bytes, 4u);
+  EXPECT_EQ(e->Write("gh").bytes, 0u);
+  (*loop)->RunOnce(absl::ZeroDuration());
+  EXPECT_EQ(writable, 0);  // No room yet.
+  EXPECT_EQ(e->TakeWritten(), "abcd");
+  (*loop)->RunOnce(absl::ZeroDuration());
+  EXPECT_EQ(writable, 1);
+  EXPECT_EQ(e->Write("efgh").bytes, 4u);
+
+  // A pair counts what the peer has not read.
+  auto [a, b] = MemoryEndpoint::CreatePair(loop->get());
+  int a_writable = 0;
+  a->SetCallbacks(nullptr, [&] { ++a_writable; });
+  a->set_write_capacity(3);
+  EXPECT_EQ(a->Write("12345").bytes, 3u);
+  char buf[2];
+  ASSERT_EQ(b->Read(absl::Span<char>(buf, 2)).bytes, 2u);
+  (*loop)->RunOnce(absl::ZeroDuration());
+  EXPECT_EQ(a_writable, 1);
+  EXPECT_EQ(a->Write("45").bytes, 2u);
+}
+
 }  // namespace
 }  // namespace transport

@@ -9,8 +9,10 @@
 // Input (harness.h SplitInput): octet 0 is the mode, bit 0 small windows and
 // limits; bit 1 every call uncompressed; bit 2 a graceful close (GOAWAY)
 // after the input; bits 3-5: 0 all calls, 1-4 only the calls of one kind
-// (unary, client streaming, server streaming, bidi). Octets 1-4 seed the
-// split points; the rest is what the server sends, from its SETTINGS on.
+// (unary, client streaming, server streaming, bidi); bit 6 a slow server
+// (the client's output waits in 4 KiB of room, taken every fourth piece).
+// Octets 1-4 seed the split points; the rest is what the server sends, from
+// its SETTINGS on.
 // After the input: 30 s pass on the manual clock, the calls still open are
 // cancelled, then the server's end of stream.
 #include <cstdint>
@@ -42,12 +44,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     rpc::fuzz::ClientHarness client(loop->get(), std::move(endpoint), options);
     client.Start();
     client.Drain();
+    // A slow reader: room for 4 KiB, taken every fourth piece.
+    const bool slow_reader = (mode & 64) != 0;
+    if (slow_reader) server->set_write_capacity(4 << 10);
+    int n = 0;
     for (absl::string_view piece : pieces) {
       server->Deliver(piece);
       (*loop)->AdvanceClock(absl::Milliseconds(1));
       client.Drain();
+      if (slow_reader && ++n % 4 != 0) continue;
       server->TakeWritten();
     }
+    server->set_write_capacity(SIZE_MAX);
     if ((mode & 4) != 0) client.GracefulClose();
     client.Drain();
     (*loop)->AdvanceClock(absl::Seconds(30));

@@ -7,10 +7,11 @@
 // Input (harness.h SplitInput): octet 0 is the mode, bits 0-1 the server's
 // default response encoding (identity, deflate, gzip, zstd); bit 2 compresses
 // every response message (threshold 0); bit 3 small windows and limits; bit 4
-// a graceful shutdown (GOAWAY) after the input. Octets 1-4 seed the split
-// points; the rest is what the client sends, from its preface on. After the
-// input: 30 s pass on the manual clock (deadlines fire), then the client's
-// end of stream.
+// a graceful shutdown (GOAWAY) after the input; bit 5 a slow client (the
+// server's output waits in 4 KiB of room, taken every fourth piece). Octets 1-4
+// seed the split points; the rest is what the client sends, from its preface
+// on. After the input: 30 s pass on the manual clock (deadlines fire), then the
+// client's end of stream.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -39,10 +40,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     rpc::fuzz::ServerHarness server(loop->get(), std::move(endpoint), options);
     server.Start();
     server.Drain();
+    // A slow reader: room for 4 KiB, taken every fourth piece.
+    const bool slow_reader = (mode & 32) != 0;
+    if (slow_reader) client->set_write_capacity(4 << 10);
+    int n = 0;
     for (absl::string_view piece : pieces) {
       client->Deliver(piece);
       (*loop)->AdvanceClock(absl::Milliseconds(1));
       server.Drain();
+      if (slow_reader && ++n % 4 != 0) continue;
       // Responses are bounded by what was asked: nothing may pile up.
       if (client->written().size() > (64u << 20)) {
         std::fprintf(stderr, "server wrote %zu octets\n",
@@ -51,6 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       client->TakeWritten();
     }
+    client->set_write_capacity(SIZE_MAX);
     if ((mode & 16) != 0) server.GracefulShutdown();
     server.Drain();
     (*loop)->AdvanceClock(absl::Seconds(30));
