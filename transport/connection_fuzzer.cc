@@ -18,6 +18,7 @@
 
 #include "hpack/header_list.h"
 #include "transport/connection.h"
+#include "transport/connection_test_util.h"
 #include "transport/frame.h"
 #include "transport/frame_writer.h"
 #include "transport/slice.h"
@@ -77,21 +78,11 @@ class FuzzListener : public transport::ConnectionListener {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 5) return 0;
   const uint8_t mode = data[0];
-  transport::ConnectionOptions options;
-  options.role =
+  const transport::Role role =
       (mode & 1) != 0 ? transport::Role::kClient : transport::Role::kServer;
-  if ((mode & 8) != 0) {
-    options.local_settings.initial_window_size = 1000;
-    options.connection_window = 3000;
-    options.local_settings.max_concurrent_streams = 3;
-    options.local_settings.max_header_list_size = 2000;
-    options.max_header_block_bytes = 4000;
-    options.max_continuation_frames = 4;
-    options.output_high_water = 2000;
-    options.max_queued_replies = 20;
-    options.stream_resets = {20, 10};
-    options.pings = {10, 10};
-  }
+  transport::ConnectionOptions options;
+  options.role = role;
+  if ((mode & 8) != 0) options = transport::testing::SmallLimitsOptions(role);
   FuzzListener listener;
   listener.respond = (mode & 2) != 0;
   listener.slow = (mode & 4) != 0;

@@ -439,6 +439,22 @@ ConnectionOptions ClientOptions() {
   return o;
 }
 
+ConnectionOptions SmallLimitsOptions(Role role) {
+  ConnectionOptions o;
+  o.role = role;
+  o.local_settings.initial_window_size = 1000;
+  o.connection_window = 3000;
+  o.local_settings.max_concurrent_streams = 3;
+  o.local_settings.max_header_list_size = 2000;
+  o.max_header_block_bytes = 4000;
+  o.max_continuation_frames = 4;
+  o.output_high_water = 2000;
+  o.max_queued_replies = 20;
+  o.stream_resets = {20, 10};
+  o.pings = {10, 10};
+  return o;
+}
+
 bool Shuttle(Connection* a, Connection* b, int64_t now_ns, int max_rounds) {
   for (int i = 0; i < max_rounds; ++i) {
     if (!a->WantsWrite() && !b->WantsWrite()) return true;

@@ -200,6 +200,10 @@ class RecordingListener : public ConnectionListener {
 
 ConnectionOptions ServerOptions();
 ConnectionOptions ClientOptions();
+// Small windows (1000 octets, connection 3000), 3 concurrent streams, header
+// lists of 2000 octets and every flood limit low: fuzzers reach the limits
+// with short inputs (connection_fuzzer, rpc/fuzz).
+ConnectionOptions SmallLimitsOptions(Role role);
 
 // Moves bytes both ways between two Connections until neither has output (at
 // most `max_rounds` rounds; returns false if they were still talking). Time

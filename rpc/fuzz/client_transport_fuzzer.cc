@@ -44,18 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     rpc::fuzz::ClientHarness client(loop->get(), std::move(endpoint), options);
     client.Start();
     client.Drain();
-    // A slow reader: room for 4 KiB, taken every fourth piece.
-    const bool slow_reader = (mode & 64) != 0;
-    if (slow_reader) server->set_write_capacity(4 << 10);
-    int n = 0;
-    for (absl::string_view piece : pieces) {
-      server->Deliver(piece);
-      (*loop)->AdvanceClock(absl::Milliseconds(1));
-      client.Drain();
-      if (slow_reader && ++n % 4 != 0) continue;
-      server->TakeWritten();
-    }
-    server->set_write_capacity(SIZE_MAX);
+    rpc::fuzz::FeedPieces(loop->get(), server, pieces, (mode & 64) != 0,
+                          [&] { client.Drain(); });
     if ((mode & 4) != 0) client.GracefulClose();
     client.Drain();
     (*loop)->AdvanceClock(absl::Seconds(30));

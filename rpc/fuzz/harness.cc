@@ -11,6 +11,7 @@
 #include "rpc/credentials.h"
 #include "rpc/internal/proto_utils.h"
 #include "rpc/server_context.h"
+#include "transport/connection_test_util.h"
 #include "transport/memory_endpoint.h"
 
 namespace rpc {
@@ -53,6 +54,26 @@ bool SplitInput(const uint8_t* data, size_t size, uint8_t* mode,
     at = end;
   }
   return true;
+}
+
+void FeedPieces(transport::EventLoop* loop, transport::MemoryEndpoint* peer,
+                const std::vector<absl::string_view>& pieces, bool slow_reader,
+                absl::FunctionRef<void()> drain) {
+  if (slow_reader) peer->set_write_capacity(4 << 10);
+  int n = 0;
+  for (absl::string_view piece : pieces) {
+    peer->Deliver(piece);
+    loop->AdvanceClock(absl::Milliseconds(1));
+    drain();
+    if (peer->written().size() > (64u << 20)) {
+      std::fprintf(stderr, "%zu octets written\n", peer->written().size());
+      std::abort();
+    }
+    if (!slow_reader || ++n % 4 == 0) peer->TakeWritten();
+  }
+  peer->set_write_capacity(SIZE_MAX);
+  drain();
+  peer->TakeWritten();
 }
 
 // ---- FuzzEchoService ----
@@ -165,19 +186,9 @@ namespace {
 
 transport::ConnectionOptions ConnectionOptionsFor(transport::Role role,
                                                   bool small_limits) {
+  if (small_limits) return transport::testing::SmallLimitsOptions(role);
   transport::ConnectionOptions options;
   options.role = role;
-  if (small_limits) {
-    options.local_settings.initial_window_size = 1000;
-    options.connection_window = 3000;
-    options.local_settings.max_concurrent_streams = 3;
-    options.local_settings.max_header_list_size = 2000;
-    options.max_header_block_bytes = 4000;
-    options.max_continuation_frames = 4;
-    options.max_queued_replies = 20;
-    options.stream_resets = {20, 10};
-    options.pings = {10, 10};
-  }
   return options;
 }
 

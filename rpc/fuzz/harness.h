@@ -43,6 +43,7 @@
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "transport/endpoint.h"
 #include "transport/event_loop.h"
+#include "transport/memory_endpoint.h"
 
 namespace rpc {
 namespace fuzz {
@@ -57,6 +58,15 @@ void DrainLoop(transport::EventLoop* loop, absl::FunctionRef<bool()> more);
 // the manual clock between them. False when `size` < 5.
 bool SplitInput(const uint8_t* data, size_t size, uint8_t* mode,
                 std::vector<absl::string_view>* pieces);
+
+// Feeds `pieces` to the harness behind `peer`'s endpoint, one by one: after
+// each, 1 ms on the manual clock and `drain()`, then what the harness wrote is
+// taken (discarded). With `slow_reader` it has room for 4 KiB and is taken
+// after every fourth piece only; at the end the room is unlimited again.
+// Aborts when more than 64 MiB piles up (the fuzzers' answers are bounded).
+void FeedPieces(transport::EventLoop* loop, transport::MemoryEndpoint* peer,
+                const std::vector<absl::string_view>& pieces, bool slow_reader,
+                absl::FunctionRef<void()> drain);
 
 // rpc.test.EchoService for fuzzing: every answer is bounded (at most
 // kMaxResponses messages of at most kMaxResponseSize octets per request) and
