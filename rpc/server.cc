@@ -160,6 +160,8 @@ void Server::StartConnection(LoopState* state,
   transport::ConnectionOptions options;
   options.role = transport::Role::kServer;
   options_.limits.metadata.ApplyTo(&options);
+  options.local_settings.max_concurrent_streams =
+      options_.max_concurrent_streams;
   internal::ServerConnection::Host* host = this;
   auto conn = std::make_unique<internal::ServerConnection>(
       host, std::move(endpoint), options, options_.keepalive);

@@ -79,6 +79,8 @@ class Server final : private internal::ServerConnection::Host {
     internal::ServerCallLimits limits;
     // Keepalive pings, ping enforcement, max connection idle/age.
     internal::ServerKeepaliveOptions keepalive;
+    // SETTINGS_MAX_CONCURRENT_STREAMS; kSettingUnlimited: none advertised.
+    uint32_t max_concurrent_streams = transport::kSettingUnlimited;
   };
   // Per loop: its connections (loop thread only).
   struct LoopState {

@@ -108,6 +108,13 @@ ServerBuilder& ServerBuilder::SetMaxConnectionAgeGrace(absl::Duration grace) {
   return *this;
 }
 
+ServerBuilder& ServerBuilder::SetMaxConcurrentStreams(int max_streams) {
+  options_.max_concurrent_streams = max_streams < 0
+                                        ? transport::kSettingUnlimited
+                                        : static_cast<uint32_t>(max_streams);
+  return *this;
+}
+
 ServerBuilder& ServerBuilder::AddChannelArgument(const std::string& name,
                                                  int value) {
   if (value < 0) return *this;
@@ -135,6 +142,8 @@ ServerBuilder& ServerBuilder::AddChannelArgument(const std::string& name,
     SetMaxMetadataSize(value);
   } else if (name == "grpc.absolute_max_metadata_size") {
     SetAbsoluteMaxMetadataSize(value);
+  } else if (name == "grpc.max_concurrent_streams") {
+    SetMaxConcurrentStreams(value);
   }
   return *this;
 }

@@ -83,13 +83,21 @@ class ServerBuilder {
   // infinite).
   ServerBuilder& SetMaxConnectionAge(absl::Duration age);
   ServerBuilder& SetMaxConnectionAgeGrace(absl::Duration grace);
+  // SETTINGS_MAX_CONCURRENT_STREAMS advertised on each connection: streams
+  // a client opens beyond it are refused (RST_STREAM REFUSED_STREAM; gRPC
+  // clients queue their calls below it). Default: no limit (none advertised,
+  // as grpc++); negative: no limit. Without a limit a connection's memory
+  // grows with the calls its client keeps open (rpc/README.md, "Streams per
+  // connection"); set one to bound it.
+  ServerBuilder& SetMaxConcurrentStreams(int max_streams);
   // grpc++'s channel arguments for the settings above, in milliseconds
   // (INT_MAX: infinite) or 0/1: "grpc.keepalive_time_ms",
   // "grpc.keepalive_timeout_ms", "grpc.keepalive_permit_without_calls",
   // "grpc.http2.min_ping_interval_without_data_ms",
   // "grpc.http2.max_ping_strikes", "grpc.max_connection_idle_ms",
   // "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms";
-  // in octets: "grpc.max_metadata_size", "grpc.absolute_max_metadata_size".
+  // in octets: "grpc.max_metadata_size", "grpc.absolute_max_metadata_size";
+  // a count: "grpc.max_concurrent_streams" (SetMaxConcurrentStreams).
   // Other names and negative values are ignored (as gRPC ignores arguments
   // it does not know).
   ServerBuilder& AddChannelArgument(const std::string& name, int value);
