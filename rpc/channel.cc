@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -46,6 +48,8 @@ Channel::Channel(std::string target, std::shared_ptr<ChannelCredentials> creds,
   call_options_.max_send_message_size = Limit(args.max_send_message_size);
   call_options_.encoding = args.compression_algorithm;
   call_options_.compression_threshold = args.compression_threshold;
+  call_options_.transparent_retry = args.enable_retries;
+  call_options_.retry_buffer_size = args.per_rpc_retry_buffer_size;
   absl::StatusOr<internal::Target> parsed = internal::ParseTarget(target_);
   if (parsed.ok()) {
     parsed_ = std::move(*parsed);
@@ -525,6 +529,9 @@ internal::ClientTransportOptions Channel::SubchannelTransportOptions() {
   internal::ClientTransportOptions options;
   options.connection.role = transport::Role::kClient;
   options.connection.first_local_stream_id = first_stream_id_for_test_;
+  // Calls over the server's MAX_CONCURRENT_STREAMS wait for a stream until
+  // their deadline: no count limit (each costs what it holds, README).
+  options.connection.max_pending_streams = std::numeric_limits<uint32_t>::max();
   options.keepalive_time = keepalive_time_;
   options.keepalive_timeout = args_.keepalive_timeout;
   options.keepalive_permit_without_calls = args_.keepalive_permit_without_calls;
@@ -588,6 +595,11 @@ bool ChannelArguments::SetInt(const std::string& name, int value) {
     SetMaxMetadataSize(value);
   } else if (name == "grpc.absolute_max_metadata_size") {
     SetAbsoluteMaxMetadataSize(value);
+  } else if (name == "grpc.enable_retries") {
+    enable_retries = value != 0;
+  } else if (name == "grpc.per_rpc_retry_buffer_size") {
+    if (value < 0) return false;
+    per_rpc_retry_buffer_size = static_cast<size_t>(value);
   } else {
     return false;
   }

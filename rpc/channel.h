@@ -55,7 +55,9 @@
 // wait in every state until a connection is READY or their deadline passes
 // (DEADLINE_EXCEEDED). All calls on one subchannel share its HTTP/2
 // connection; a GOAWAY retires a connection (its calls finish) and new calls
-// go elsewhere.
+// go elsewhere. Calls beyond the server's MAX_CONCURRENT_STREAMS wait for a
+// stream until their deadline; a call the server refused (REFUSED_STREAM,
+// GOAWAY) is retried transparently (internal/client_call.h).
 //
 // Keepalive (ChannelArguments::keepalive_*) applies to every connection; a
 // GOAWAY "too_many_pings" doubles the channel's keepalive time for later
@@ -140,6 +142,12 @@ struct ChannelArguments {
   // connection goes on. See rpc/internal/metadata_limits.h.
   int max_metadata_size = -1;
   int absolute_max_metadata_size = -1;
+  // Transparent retry of calls the server did not process (rpc/README.md,
+  // "Streams per connection and transparent retry"): on unless
+  // grpc.enable_retries is 0; a call's requests are kept for it up to
+  // per_rpc_retry_buffer_size octets (grpc.per_rpc_retry_buffer_size).
+  bool enable_retries = true;
+  size_t per_rpc_retry_buffer_size = 256 << 10;
 
   void SetMaxMetadataSize(int bytes) {
     max_metadata_size = bytes < 0 ? -1 : bytes;
@@ -171,7 +179,8 @@ struct ChannelArguments {
   // grpc.max_reconnect_backoff_ms, grpc.min_reconnect_backoff_ms (the
   // minimum connect timeout), grpc.dns_min_time_between_resolutions_ms,
   // grpc.max_receive_message_length, grpc.max_send_message_length,
-  // grpc.max_metadata_size, grpc.absolute_max_metadata_size. Strings:
+  // grpc.max_metadata_size, grpc.absolute_max_metadata_size,
+  // grpc.enable_retries, grpc.per_rpc_retry_buffer_size. Strings:
   // grpc.lb_policy_name, grpc.ssl_target_name_override,
   // grpc.primary_user_agent. Returns false (and changes nothing) for other
   // names, a negative duration, or 0 for grpc.initial_reconnect_backoff_ms or

@@ -14,6 +14,23 @@
 namespace rpc {
 namespace internal {
 
+namespace {
+
+// A framed message up to this size is copied into one block of its own
+// size: framing leaves it in two blocks of 4 KiB (the prefix's and the
+// payload's), which a queued call, or the replay buffer until the call
+// commits, would otherwise hold for a message of a few octets.
+constexpr size_t kCompactBelow = transport::SliceBuffer::kDefaultBlockSize;
+
+void Compact(transport::SliceBuffer* framed) {
+  if (framed->size() > kCompactBelow || framed->num_slices() < 2) return;
+  transport::Slice one = framed->CopyToNewBlock();
+  *framed = transport::SliceBuffer();
+  framed->Append(std::move(one));
+}
+
+}  // namespace
+
 ClientCall::ClientCall(Channel* channel, transport::EventLoop* loop,
                        std::string path, absl::Time deadline, Metadata metadata,
                        const ClientCallOptions& options)
@@ -54,6 +71,7 @@ void ClientCall::Start(transport::SliceBuffer* first, bool end) {
       });
       return;
     }
+    Compact(&w.framed);
     writes.push_back(std::move(w));
   } else if (end) {
     writes.push_back(PendingWrite{{}, true});
@@ -85,6 +103,7 @@ bool ClientCall::Write(transport::SliceBuffer payload, bool end) {
     Cancel(FromAbslStatus(s));
     return false;
   }
+  Compact(&w.framed);
   if (!core_.AcquireWriteCredit(w.framed.size())) return false;
   writes_done_ = end;
   Post([self = shared_from_this(), w = std::move(w)]() mutable {
@@ -211,6 +230,8 @@ void ClientCall::LoopStart(ClientTransport* transport) {
   // A request with no message and its end (rare) ends on its HEADERS.
   const bool end_on_headers =
       pending_.size() == 1 && pending_[0].end && pending_[0].framed.empty();
+  on_wire_ = false;  // Submit tells (LoopOnStarted) if HEADERS went out.
+  ++attempts_;
   absl::StatusOr<uint32_t> id =
       transport->Submit(shared_from_this(), h.fields(), end_on_headers);
   if (!id.ok()) {
@@ -228,6 +249,7 @@ void ClientCall::LoopStart(ClientTransport* transport) {
   }
   if (end_on_headers) {
     local_end_ = true;
+    if (!committed_) replay_.push_back(std::move(pending_[0]));
     pending_.clear();
   }
   auto pending = std::move(pending_);
@@ -244,6 +266,16 @@ void ClientCall::LoopWrite(PendingWrite write) {
   if (done_loop_ || t == nullptr || local_end_) return;
   local_end_ = write.end;
   const bool has_data = !write.framed.empty();
+  if (!committed_) {
+    // Kept for a retry: the copy shares the blocks.
+    replay_bytes_ += write.framed.size();
+    if (replay_bytes_ > options_.retry_buffer_size ||
+        !options_.transparent_retry) {
+      LoopCommit();
+    } else {
+      replay_.push_back(write);
+    }
+  }
   if (!t->connection()
            .SubmitData(stream_id_, std::move(write.framed), write.end)
            .ok()) {
@@ -356,27 +388,82 @@ void ClientCall::LoopOnEnd() {
                {}, false);
 }
 
-void ClientCall::LoopOnReset(transport::Http2ErrorCode code, bool remote,
+void ClientCall::LoopCommit() {
+  committed_ = true;
+  replay_.clear();
+  replay_bytes_ = 0;
+}
+
+bool ClientCall::LoopMayRetry(transport::Http2ErrorCode code, bool remote,
+                              bool connection_dead) {
+  if (committed_ || !options_.transparent_retry) return false;
+  if (!on_wire_) {
+    // Queued in the Connection, never sent. A failed connection takes
+    // fail-fast calls with it; wait-for-ready ones wait for the next.
+    return !connection_dead || wait_for_ready_;
+  }
+  // Sent, and the server says it did not process it.
+  if (connection_dead || !remote ||
+      code != transport::Http2ErrorCode::kRefusedStream) {
+    return false;
+  }
+  return ++refused_attempts_ <= kMaxRefusedAttempts;
+}
+
+void ClientCall::LoopRetry() {
+  transport_ = nullptr;
+  stream_id_ = 0;
+  stream_open_ = false;
+  local_end_ = false;
+  started_ = false;  // Writes made meanwhile queue behind the replay.
+  on_wire_ = false;
+  std::vector<PendingWrite> replay = std::move(replay_);
+  replay_.clear();
+  replay_bytes_ = 0;
+  for (PendingWrite& w : pending_) replay.push_back(std::move(w));
+  pending_ = std::move(replay);
+  // Not from inside the Connection's callback: at the end of this loop
+  // iteration, through the channel, as a new call (it may be queued, go to
+  // another connection, or fail fast).
+  loop_->Defer([self = shared_from_this()] {
+    if (!self->done_loop_) self->channel_->LoopStartCall(self);
+  });
+}
+
+bool ClientCall::LoopRetryUnsent() {
+  if (done_loop_ || committed_ || on_wire_ || !options_.transparent_retry) {
+    return false;
+  }
+  LoopRetry();
+  return true;
+}
+
+bool ClientCall::LoopOnReset(transport::Http2ErrorCode code, bool remote,
                              bool connection_dead, const std::string& reason) {
   stream_open_ = false;
-  if (done_loop_) return;
+  if (done_loop_) return false;
   if (deadline_ != absl::InfiniteFuture() && absl::Now() >= deadline_) {
     LoopComplete(Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"), {},
                  false);
-    return;
+    return false;
+  }
+  if (LoopMayRetry(code, remote, connection_dead)) {
+    LoopRetry();
+    return true;
   }
   if (connection_dead || !remote) {
     LoopComplete(Status(StatusCode::UNAVAILABLE,
                         reason.empty() ? std::string("connection failed")
                                        : "connection failed: " + reason),
                  {}, false);
-    return;
+    return false;
   }
   const uint32_t h2 = static_cast<uint32_t>(code);
   LoopComplete(Status(StatusCodeFromRstStream(h2),
                       "stream reset by the server (HTTP/2 error " +
                           std::to_string(h2) + ")"),
                {}, false);
+  return false;
 }
 
 void ClientCall::LoopOnClosed(const Status& unfinished) {

@@ -8,6 +8,23 @@
 // then the channel may hold the call in its queue (no READY connection yet;
 // wait-for-ready); the deadline timer runs from Start, queued or not.
 //
+// Transparent retry (gRPC's A6 "transparent retries"): until the call is
+// committed, every request message it submitted is kept (shared blocks, no
+// copy of the bytes) in its replay buffer, so that an attempt the server
+// did not process can be made again, on the same connection or another,
+// without the application seeing it. Retried, while the deadline allows:
+//   * an attempt whose HEADERS never left the client (queued in the
+//     Connection for the peer's MAX_CONCURRENT_STREAMS) when a GOAWAY ends
+//     its connection: always; when the connection fails: wait-for-ready calls
+//     only (fail-fast calls fail UNAVAILABLE, as gRPC's wait-for-ready.md);
+//   * an attempt refused by the server (RST_STREAM REFUSED_STREAM, or above
+//     a GOAWAY's last stream id): at most kMaxRefusedAttempts times.
+// The call commits (its buffer is dropped, no more retries) on the first
+// response frame, or once its requests outgrow
+// ClientCallOptions::retry_buffer_size. A retry goes back to the channel
+// (Channel::LoopStartCall) from a deferred task: picking, queueing and
+// wait-for-ready apply to it as to a new call.
+//
 // The status is decided once, by the first of: the trailers (or a
 // Trailers-Only response; grpc-status/grpc-message, or the HTTP status when
 // grpc-status is missing), a reset from the server, the deadline timer, a
@@ -57,7 +74,17 @@ struct ClientCallOptions {
   // message is compressed.
   compression::Encoding encoding = compression::Encoding::kIdentity;
   size_t compression_threshold = compression::kDefaultCompressionThreshold;
+  // Transparent retry (the file comment): the replay buffer's bound
+  // (GRPC_ARG_PER_RPC_RETRY_BUFFER_SIZE's default), and whether to retry at
+  // all (GRPC_ARG_ENABLE_RETRIES).
+  size_t retry_buffer_size = 256 << 10;
+  bool transparent_retry = true;
 };
+
+// Attempts refused by the server (REFUSED_STREAM, GOAWAY) that a call makes
+// again before it fails with UNAVAILABLE: a server that refuses everything
+// costs a few round trips, not a loop.
+inline constexpr int kMaxRefusedAttempts = 5;
 
 class ClientCall : public std::enable_shared_from_this<ClientCall> {
  public:
@@ -115,8 +142,20 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   void LoopOnData(transport::Slice data);
   void LoopOnEnd();
   // `reason`: why the connection died (empty when it did not, or unknown).
-  void LoopOnReset(transport::Http2ErrorCode code, bool remote,
+  // True when the call retries (the file comment): it has left `transport`,
+  // which forgets it (no LoopOnClosed follows).
+  bool LoopOnReset(transport::Http2ErrorCode code, bool remote,
                    bool connection_dead, const std::string& reason);
+  // The stream's HEADERS were written (it left the Connection's queue).
+  void LoopOnStarted() { on_wire_ = true; }
+  bool loop_on_wire() const { return on_wire_; }
+  // The server answered on the stream: no transparent retry from now on.
+  void LoopCommit();
+  // The transport can never start the queued stream (GOAWAY): true when the
+  // call retries elsewhere (then the transport forgets it).
+  bool LoopRetryUnsent();
+  // Attempts made so far (1 + transparent retries; tests).
+  int attempts() const { return attempts_; }
   // The stream is gone; a call not finished yet ends with `unfinished`.
   void LoopOnClosed(const Status& unfinished = Status(StatusCode::INTERNAL,
                                                       "stream closed"));
@@ -150,6 +189,12 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   void LoopComplete(Status status, Metadata trailing, bool clean);
   void LoopStatusFromTrailers(const hpack::HeaderList& trailers,
                               std::string_view http_status);
+  // Whether a reset attempt may be made again (the file comment).
+  bool LoopMayRetry(transport::Http2ErrorCode code, bool remote,
+                    bool connection_dead);
+  // Leaves the attempt's transport and starts the next attempt from a
+  // deferred task, replaying the buffered requests.
+  void LoopRetry();
 
   Channel* const channel_;
   transport::EventLoop* const loop_;
@@ -169,6 +214,14 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   bool stream_open_ = false;
   bool local_end_ = false;
   std::vector<PendingWrite> pending_;
+  // Transparent retry: the requests submitted on this attempt (until
+  // committed_), their octets, and the attempts made.
+  std::vector<PendingWrite> replay_;
+  size_t replay_bytes_ = 0;
+  bool committed_ = false;
+  bool on_wire_ = false;  // This attempt's HEADERS were written.
+  int attempts_ = 0;
+  int refused_attempts_ = 0;
   MessageDeframer deframer_;
   MessageDecompressor decompressor_;
   transport::EventLoop::TimerId deadline_timer_ =

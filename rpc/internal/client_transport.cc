@@ -49,9 +49,13 @@ absl::StatusOr<uint32_t> ClientTransport::Submit(
     std::shared_ptr<ClientCall> call,
     absl::Span<const hpack::HeaderField> headers, bool end_stream) {
   if (!accepting()) return absl::UnavailableError("connection is closing");
+  // Queued (no limit: a call waits for a stream up to its deadline) while
+  // the server's MAX_CONCURRENT_STREAMS is reached; else started now.
+  const size_t queued = connection().num_pending_streams();
   absl::StatusOr<uint32_t> id =
       connection().SubmitRequest(headers, end_stream, nullptr);
   if (!id.ok()) return id.status();
+  if (connection().num_pending_streams() == queued) call->LoopOnStarted();
   calls_[*id] = std::move(call);
   ScheduleFlush();
   if (connection().local_stream_ids_exhausted()) {
@@ -78,10 +82,15 @@ void ClientTransport::TrackWrite(uint32_t stream_id) {
   waiting_writers_.insert(stream_id);
 }
 
+void ClientTransport::OnStreamStarted(uint32_t stream_id) {
+  if (ClientCall* call = Find(stream_id)) call->LoopOnStarted();
+}
+
 void ClientTransport::OnHeaders(uint32_t stream_id,
                                 const hpack::HeaderList& headers,
                                 bool end_stream) {
   if (ClientCall* call = Find(stream_id)) {
+    call->LoopCommit();  // The server has the call: no transparent retry.
     call->LoopOnHeaders(headers, end_stream);
   }
 }
@@ -102,6 +111,7 @@ void ClientTransport::OnHeaderListTooLarge(uint32_t stream_id,
 
 void ClientTransport::OnData(uint32_t stream_id, transport::Slice data) {
   if (ClientCall* call = Find(stream_id)) {
+    call->LoopCommit();
     call->LoopOnData(std::move(data));
   } else {
     connection().ConsumeData(stream_id, data.size());
@@ -117,19 +127,28 @@ void ClientTransport::OnStreamReset(uint32_t stream_id,
                                     bool remote) {
   ClientCall* call = Find(stream_id);
   if (call == nullptr) return;
+  bool retrying;
   if (!connection().dead()) {
-    call->LoopOnReset(code, remote, /*connection_dead=*/false, "");
-    return;
+    retrying = call->LoopOnReset(code, remote, /*connection_dead=*/false, "");
+  } else {
+    // Why the connection died: the transport's error (TLS alert, reset,
+    // EOF) or the HTTP/2 error that killed it.
+    std::string reason;
+    if (!driver_.close_reason().ok()) {
+      reason = std::string(driver_.close_reason().message());
+    } else if (!connection().error().ok()) {
+      reason = connection().error().ToString();
+    }
+    retrying =
+        call->LoopOnReset(code, remote, /*connection_dead=*/true, reason);
   }
-  // Why the connection died: the transport's error (TLS alert, reset,
-  // EOF) or the HTTP/2 error that killed it.
-  std::string reason;
-  if (!driver_.close_reason().ok()) {
-    reason = std::string(driver_.close_reason().message());
-  } else if (!connection().error().ok()) {
-    reason = connection().error().ToString();
-  }
-  call->LoopOnReset(code, remote, /*connection_dead=*/true, reason);
+  // A transparent retry took the call elsewhere (it keeps itself alive).
+  if (retrying) Forget(stream_id);
+}
+
+void ClientTransport::Forget(uint32_t stream_id) {
+  calls_.erase(stream_id);
+  waiting_writers_.erase(stream_id);
 }
 
 void ClientTransport::OnStreamClosed(uint32_t stream_id) {
@@ -161,6 +180,19 @@ void ClientTransport::OnGoAway(uint32_t /*last_stream_id*/,
                                transport::Http2ErrorCode code,
                                std::string_view debug_data) {
   StartDraining();
+  // Streams still queued here will never start (the ones above
+  // last_stream_id the Connection refuses right after this): retry them
+  // elsewhere now rather than at the server's final GOAWAY.
+  std::vector<uint32_t> unsent;
+  for (auto& [id, call] : calls_) {
+    if (!call->loop_on_wire()) unsent.push_back(id);
+  }
+  for (const uint32_t id : unsent) {
+    auto it = calls_.find(id);
+    if (it == calls_.end() || !it->second->LoopRetryUnsent()) continue;
+    Forget(id);
+    connection().ResetStream(id, transport::Http2ErrorCode::kCancel);
+  }
   if (IsTooManyPings(code, debug_data)) {
     host_->OnTransportTooManyPings(this);
   }

@@ -4,6 +4,12 @@
 // stop taking calls (the channel opens a new connection for the next call)
 // and close once its calls are done.
 //
+// Calls beyond the server's MAX_CONCURRENT_STREAMS wait in the Connection's
+// queue (no count limit: each waits until its deadline). A call whose
+// attempt the server did not process (REFUSED_STREAM, GOAWAY, or a queued
+// stream that never started) may retry transparently (client_call.h): the
+// transport then forgets it.
+//
 // Keepalive (ClientTransportOptions, gRPC's A8): a PING once keepalive_time
 // passed without reading anything from the server (only with calls in flight
 // unless keepalive_permit_without_calls); nothing read within
@@ -114,6 +120,7 @@ class ClientTransport final : public transport::ConnectionListener,
                      bool remote) override;
   void OnStreamClosed(uint32_t stream_id) override;
   void OnStreamWritable(uint32_t stream_id) override;
+  void OnStreamStarted(uint32_t stream_id) override;
   void OnGoAway(uint32_t last_stream_id, transport::Http2ErrorCode code,
                 std::string_view debug_data) override;
   void OnPingAck(uint64_t opaque) override;
@@ -124,6 +131,8 @@ class ClientTransport final : public transport::ConnectionListener,
 
  private:
   ClientCall* Find(uint32_t stream_id);
+  // The call left for a transparent retry: no more events for it.
+  void Forget(uint32_t stream_id);
   void StartDraining();
   // No reply to a keepalive PING: fail the calls, close.
   void OnKeepaliveTimeout();

@@ -1,0 +1,433 @@
+// Transparent retry (issue 11, bug 4; gRPC's A6): a call the server did not
+// process (RST_STREAM REFUSED_STREAM, or a GOAWAY whose last stream id
+// excludes it) is made again without the application seeing it, bounded;
+// and calls queued for the server's MAX_CONCURRENT_STREAMS follow
+// wait-for-ready semantics when their connection fails. The server is
+// scripted: a sans-IO transport::Connection over a loopback socket on a
+// thread of the test. Every wait is bounded.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "rpc/rpc.h"
+#include "rpc/testdata/test_service.rpc.pb.h"
+#include "transport/connection.h"
+#include "transport/frame_writer.h"
+
+namespace rpc {
+namespace {
+
+using test::EchoRequest;
+using test::EchoResponse;
+using test::EchoService;
+
+int64_t NowNs() { return absl::GetCurrentTimeNanos(); }
+
+bool WriteAll(int fd, const transport::SliceBuffer& out) {
+  for (size_t i = 0; i < out.num_slices(); ++i) {
+    const transport::Slice& s = out.slice(i);
+    size_t done = 0;
+    while (done < s.size()) {
+      const ssize_t n = write(fd, s.data() + done, s.size() - done);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+  }
+  return true;
+}
+
+// A raw HTTP/2 server answering gRPC calls with an empty message and OK,
+// one connection at a time, each following a Plan (the last one repeats).
+class ScriptedServer {
+ public:
+  struct Plan {
+    uint32_t max_concurrent_streams = transport::kSettingUnlimited;
+    // Refuse (RST_STREAM REFUSED_STREAM) the first `refuse` requests.
+    int refuse = 0;
+    // Once this many requests are open: GOAWAY(NO_ERROR, last stream id =
+    // the first of them), answer that one only, close.
+    int goaway_when_open = 0;
+    // Answer nothing; the connection closes on CloseHeld().
+    bool hold = false;
+  };
+
+  explicit ScriptedServer(std::vector<Plan> plans) : plans_(std::move(plans)) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) !=
+            0 ||
+        listen(listen_fd_, 16) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) !=
+            0) {
+      ADD_FAILURE() << "cannot listen";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~ScriptedServer() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    close(listen_fd_);
+  }
+
+  int port() const { return port_; }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  void CloseHeld() { close_held_ = true; }
+  // Waits (bounded) until `n` requests arrived in all and the client ACKed
+  // the PING that follows our SETTINGS (it has applied them).
+  bool WaitRequests(int n) {
+    absl::MutexLock lock(&mu_);
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (requests_ < n || !settings_applied_) {
+      if (cv_.WaitWithDeadline(&mu_, give_up)) return false;
+    }
+    return true;
+  }
+  int connections() {
+    absl::MutexLock lock(&mu_);
+    return connections_;
+  }
+  int refused() {
+    absl::MutexLock lock(&mu_);
+    return refused_;
+  }
+  int answered() {
+    absl::MutexLock lock(&mu_);
+    return answered_;
+  }
+  // The request body octets of each answered call.
+  std::vector<size_t> answered_body_bytes() {
+    absl::MutexLock lock(&mu_);
+    return answered_body_bytes_;
+  }
+
+ private:
+  class Listener final : public transport::ConnectionListener {
+   public:
+    void OnHeaders(uint32_t id, const hpack::HeaderList&,
+                   bool end_stream) override {
+      opened.push_back(id);
+      if (end_stream) ended.push_back(id);
+    }
+    void OnTrailers(uint32_t id, const hpack::HeaderList&) override {
+      ended.push_back(id);
+    }
+    void OnData(uint32_t id, transport::Slice data) override {
+      body_bytes[id] += data.size();
+      conn->ConsumeData(id, data.size());
+    }
+    void OnEndStream(uint32_t id) override { ended.push_back(id); }
+    void OnStreamReset(uint32_t, transport::Http2ErrorCode, bool) override {}
+    void OnPingAck(uint64_t) override { ping_acked = true; }
+    transport::Connection* conn = nullptr;
+    std::vector<uint32_t> opened;
+    std::vector<uint32_t> ended;
+    bool ping_acked = false;
+    std::map<uint32_t, size_t> body_bytes;
+  };
+
+  void Run() {
+    while (!stop_) {
+      pollfd p = {listen_fd_, POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      Plan plan;
+      {
+        absl::MutexLock lock(&mu_);
+        plan = plans_[std::min<size_t>(connections_, plans_.size() - 1)];
+        ++connections_;
+        settings_applied_ = false;
+      }
+      Serve(fd, plan);
+      close(fd);
+    }
+  }
+
+  void Answer(transport::Connection* conn, uint32_t id, size_t body_bytes) {
+    const hpack::HeaderField headers[] = {{":status", "200"},
+                                          {"content-type", "application/grpc"}};
+    const hpack::HeaderField trailers[] = {{"grpc-status", "0"}};
+    if (!conn->SubmitHeaders(id, headers, false).ok()) return;
+    transport::SliceBuffer empty_message;
+    empty_message.Append(std::string_view("\0\0\0\0\0", 5));
+    conn->SubmitData(id, std::move(empty_message), false).IgnoreError();
+    conn->SubmitTrailers(id, trailers).IgnoreError();
+    absl::MutexLock lock(&mu_);
+    ++answered_;
+    answered_body_bytes_.push_back(body_bytes);
+  }
+
+  void Serve(int fd, const Plan& plan) {
+    Listener l;
+    transport::ConnectionOptions options;
+    options.role = transport::Role::kServer;
+    options.local_settings.max_concurrent_streams = plan.max_concurrent_streams;
+    transport::Connection conn(options, &l, NowNs());
+    l.conn = &conn;
+    conn.SendPing(1);  // Its ACK says the client applied our SETTINGS.
+    int refused = 0;
+    uint32_t goaway_keep = 0;  // The one stream answered after our GOAWAY.
+    bool close_after_answer = false;
+    char buf[16384];
+    while (!stop_) {
+      transport::SliceBuffer out;
+      conn.TakeOutput(&out);
+      if (!WriteAll(fd, out)) return;
+      if (conn.done() || (plan.hold && close_held_)) return;
+      if (close_after_answer) return;
+      pollfd p = {fd, POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      const ssize_t n = read(fd, buf, sizeof(buf));
+      if (n <= 0) return;
+      conn.Receive(transport::Slice::Copy(buf, static_cast<size_t>(n)),
+                   NowNs());
+      {
+        absl::MutexLock lock(&mu_);
+        requests_ += static_cast<int>(l.opened.size());
+        if (l.ping_acked) settings_applied_ = true;
+        cv_.SignalAll();
+      }
+      std::vector<uint32_t> opened = std::move(l.opened);
+      l.opened.clear();
+      for (const uint32_t id : opened) {
+        if (refused < plan.refuse) {
+          ++refused;
+          conn.ResetStream(id, transport::Http2ErrorCode::kRefusedStream);
+          absl::MutexLock lock(&mu_);
+          ++refused_;
+        }
+      }
+      if (plan.goaway_when_open > 0 && goaway_keep == 0 &&
+          conn.num_active_streams() >=
+              static_cast<size_t>(plan.goaway_when_open)) {
+        // Our GOAWAY names the lowest open stream as the last processed:
+        // the others are excluded (the client may retry them).
+        goaway_keep = conn.last_accepted_stream_id() -
+                      2 * (static_cast<uint32_t>(plan.goaway_when_open) - 1);
+        transport::SliceBuffer goaway;
+        conn.TakeOutput(&goaway);
+        transport::WriteGoAway(goaway_keep, transport::Http2ErrorCode::kNoError,
+                               "scripted", &goaway);
+        if (!WriteAll(fd, goaway)) return;
+      }
+      std::vector<uint32_t> ended = std::move(l.ended);
+      l.ended.clear();
+      for (const uint32_t id : ended) {
+        if (plan.hold) continue;
+        if (goaway_keep != 0 && id != goaway_keep) continue;
+        Answer(&conn, id, l.body_bytes[id]);
+        if (goaway_keep != 0) close_after_answer = true;
+      }
+    }
+  }
+
+  const std::vector<Plan> plans_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> close_held_{false};
+  std::thread thread_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  int connections_ = 0;
+  int requests_ = 0;
+  int refused_ = 0;
+  int answered_ = 0;
+  std::vector<size_t> answered_body_bytes_;
+  bool settings_applied_ = false;
+};
+
+ChannelArguments QuickReconnect() {
+  ChannelArguments args;
+  args.initial_backoff = absl::Milliseconds(20);
+  args.max_backoff = absl::Milliseconds(100);
+  return args;
+}
+
+// An async unary call's state, on the heap.
+struct AsyncEcho {
+  ClientContext ctx;
+  EchoRequest req;
+  EchoResponse resp;
+  Status status;
+  absl::Notification done;
+};
+
+AsyncEcho* StartEcho(EchoService::Stub* stub, bool wait_for_ready = false) {
+  auto* call = new AsyncEcho;
+  call->ctx.set_deadline(absl::Now() + absl::Seconds(30));
+  call->ctx.set_wait_for_ready(wait_for_ready);
+  call->req.set_message("hello");
+  stub->async()->Echo(&call->ctx, &call->req, &call->resp, [call](Status s) {
+    call->status = std::move(s);
+    call->done.Notify();
+  });
+  return call;
+}
+
+Status Finish(AsyncEcho* call) {
+  if (!call->done.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+    return Status(StatusCode::INTERNAL, "test: the call did not end");
+  }
+  Status s = call->status;
+  delete call;
+  return s;
+}
+
+TEST(TransparentRetryTest, RefusedStreamIsRetriedOnTheSameConnection) {
+  ScriptedServer::Plan plan;
+  plan.refuse = 2;
+  ScriptedServer server({plan});
+  auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
+  auto stub = EchoService::NewStub(channel);
+  Status s = Finish(StartEcho(stub.get()));
+  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+  EXPECT_EQ(server.refused(), 2);
+  EXPECT_EQ(server.answered(), 1);
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(TransparentRetryTest, RetryReplaysEveryRequestMessage) {
+  // A client-streaming call refused once: the retry sends the messages
+  // written so far (kept by the call) and those written after.
+  ScriptedServer::Plan plan;
+  plan.refuse = 1;
+  ScriptedServer server({plan});
+  auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
+  auto stub = EchoService::NewStub(channel);
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Seconds(30));
+  EchoResponse resp;
+  auto writer = stub->ClientStream(&ctx, &resp);
+  EchoRequest req;
+  req.set_message(std::string(100, 'x'));
+  constexpr int kMessages = 3;
+  for (int i = 0; i < kMessages; ++i) ASSERT_TRUE(writer->Write(req));
+  writer->WritesDone();
+  Status s = writer->Finish();
+  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+  EXPECT_EQ(server.refused(), 1);
+  EXPECT_EQ(server.answered_body_bytes(),
+            std::vector<size_t>{kMessages * (5 + req.ByteSizeLong())});
+}
+
+TEST(TransparentRetryTest, RequestsBeyondTheRetryBufferAreNotRetried) {
+  // The call's request outgrew per_rpc_retry_buffer_size: it is committed
+  // (nothing kept to replay), so a refusal ends it.
+  ScriptedServer::Plan plan;
+  plan.refuse = 1;
+  ScriptedServer server({plan});
+  ChannelArguments args;
+  ASSERT_TRUE(args.SetInt("grpc.per_rpc_retry_buffer_size", 4));
+  auto channel =
+      CreateCustomChannel(server.target(), InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  Status s = Finish(StartEcho(stub.get()));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(server.refused(), 1);
+  EXPECT_EQ(server.answered(), 0);
+}
+
+TEST(TransparentRetryTest, RefusalsAreRetriedABoundedNumberOfTimes) {
+  // A server that refuses everything: the call fails after a few attempts
+  // instead of retrying until its deadline.
+  ScriptedServer::Plan plan;
+  plan.refuse = 1000;
+  ScriptedServer server({plan});
+  auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
+  auto stub = EchoService::NewStub(channel);
+  Status s = Finish(StartEcho(stub.get()));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(server.refused(), 1 + internal::kMaxRefusedAttempts);
+}
+
+TEST(TransparentRetryTest, RetriesCanBeTurnedOff) {
+  ScriptedServer::Plan plan;
+  plan.refuse = 1;
+  ScriptedServer server({plan});
+  ChannelArguments args;
+  ASSERT_TRUE(args.SetInt("grpc.enable_retries", 0));
+  auto channel =
+      CreateCustomChannel(server.target(), InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  Status s = Finish(StartEcho(stub.get()));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(server.refused(), 1);
+}
+
+TEST(TransparentRetryTest, CallsExcludedByGoAwayAreRetriedOnANewConnection) {
+  ScriptedServer::Plan first;
+  first.goaway_when_open = 3;
+  ScriptedServer server({first, ScriptedServer::Plan()});
+  auto channel = CreateCustomChannel(
+      server.target(), InsecureChannelCredentials(), QuickReconnect());
+  auto stub = EchoService::NewStub(channel);
+  std::vector<AsyncEcho*> calls;
+  for (int i = 0; i < 3; ++i) calls.push_back(StartEcho(stub.get()));
+  for (AsyncEcho* call : calls) {
+    Status s = Finish(call);
+    EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+  }
+  EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.answered(), 3);
+}
+
+TEST(TransparentRetryTest, QueuedCallsWhenTheConnectionFails) {
+  // One call at a time on the first connection, held; a fail-fast and a
+  // wait-for-ready call queued behind it. The connection drops: the held
+  // call (sent) and the fail-fast one fail UNAVAILABLE; the wait-for-ready
+  // one, never sent, waits for the next connection and succeeds there.
+  ScriptedServer::Plan held;
+  held.max_concurrent_streams = 1;
+  held.hold = true;
+  ScriptedServer server({held, ScriptedServer::Plan()});
+  auto channel = CreateCustomChannel(
+      server.target(), InsecureChannelCredentials(), QuickReconnect());
+  auto stub = EchoService::NewStub(channel);
+  AsyncEcho* sent = StartEcho(stub.get());
+  ASSERT_TRUE(server.WaitRequests(1));
+  AsyncEcho* fail_fast = StartEcho(stub.get());
+  AsyncEcho* wait_for_ready = StartEcho(stub.get(), /*wait_for_ready=*/true);
+  // Calls start on the channel's loop in order: once a call whose deadline
+  // passed ended, the two above are queued on the connection.
+  auto* marker = new AsyncEcho;
+  marker->ctx.set_deadline(absl::Now() - absl::Seconds(1));
+  stub->async()->Echo(&marker->ctx, &marker->req, &marker->resp,
+                      [marker](Status s) {
+                        marker->status = std::move(s);
+                        marker->done.Notify();
+                      });
+  EXPECT_EQ(Finish(marker).error_code(), StatusCode::DEADLINE_EXCEEDED);
+  server.CloseHeld();
+  Status s = Finish(sent);
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  s = Finish(fail_fast);
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  s = Finish(wait_for_ready);
+  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+  EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.answered(), 1);
+}
+
+}  // namespace
+}  // namespace rpc
