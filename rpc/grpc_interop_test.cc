@@ -7,7 +7,6 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -15,8 +14,6 @@
 #include <thread>
 #include <utility>
 
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rpc/internal/client_call.h"
@@ -24,6 +21,7 @@
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.grpc.pb.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
+#include "rpc/testing/fan_out.h"
 
 namespace rpc {
 namespace {
@@ -575,49 +573,23 @@ TEST_F(GrpcClientOurServer, Bidi) {
 
 // ---- Streams per connection: our client beyond a grpc++ server's limit ----
 
-// ServerStream handlers held until Release once all calls were made,
-// counting how many run at once.
+// ServerStream through a gate that holds the handlers until all calls were
+// made and counts how many run at once.
 class GrpcHeldStreams final : public test::grpcpeer::EchoService::Service {
  public:
   grpc::Status ServerStream(grpc::ServerContext*, const EchoRequest* req,
                             grpc::ServerWriter<EchoResponse>* writer) override {
-    {
-      absl::MutexLock lock(&mu_);
-      ++started_;
-      max_active_ = std::max(max_active_, ++active_);
-      cv_.SignalAll();
-    }
-    released_.WaitForNotificationWithTimeout(absl::Seconds(30));
+    gate.Enter();
+    gate.Hold();
     for (int i = 0; i < req->count(); ++i) {
       EchoResponse r;
       r.set_index(i);
       if (!writer->Write(r)) break;
     }
-    absl::MutexLock lock(&mu_);
-    --active_;
+    gate.Leave();
     return grpc::Status::OK;
   }
-  bool WaitStarted(int n) {
-    absl::MutexLock lock(&mu_);
-    const absl::Time give_up = absl::Now() + absl::Seconds(30);
-    while (started_ < n) {
-      if (cv_.WaitWithDeadline(&mu_, give_up)) return started_ >= n;
-    }
-    return true;
-  }
-  void Release() { released_.Notify(); }
-  int max_active() {
-    absl::MutexLock lock(&mu_);
-    return max_active_;
-  }
-
- private:
-  absl::Notification released_;
-  absl::Mutex mu_;
-  absl::CondVar cv_;
-  int started_ = 0;
-  int active_ = 0;
-  int max_active_ = 0;
+  testing::HandlerGate gate;
 };
 
 TEST(OurClientGrpcServerLimit, FanOutBeyondGrpcMaxConcurrentStreams) {
@@ -637,52 +609,23 @@ TEST(OurClientGrpcServerLimit, FanOutBeyondGrpcMaxConcurrentStreams) {
   auto channel = CreateChannel("127.0.0.1:" + std::to_string(port),
                                InsecureChannelCredentials());
   constexpr int kCalls = 1500;
-  struct Call {
-    std::shared_ptr<internal::ClientCall> call;
-    absl::Notification done;
-  };
-  auto start = [&](absl::Time deadline) {
-    auto c = std::make_unique<Call>();
-    c->call = channel->CreateCall("/rpc.test.EchoService/ServerStream",
-                                  deadline, Metadata());
-    Call* raw = c.get();
-    c->call->SetOnDone([raw] { raw->done.Notify(); });
-    EchoRequest req;
-    req.set_count(2);
-    transport::SliceBuffer first;
-    EXPECT_TRUE(SerializeToSliceBuffer(req, &first));
-    c->call->Start(&first, /*end=*/true);
-    return c;
-  };
-  std::vector<std::unique_ptr<Call>> calls;
+  EchoRequest req;
+  req.set_count(2);
+  std::vector<std::unique_ptr<testing::StreamCall>> calls;
   for (int i = 0; i < kCalls; ++i) {
-    calls.push_back(start(absl::Now() + absl::Seconds(60)));
+    calls.push_back(testing::StartServerStream(
+        channel.get(), req, absl::Now() + absl::Seconds(60)));
   }
-  // Calls start on the channel's loop in order: once one whose deadline
-  // passed ended, all the others went to the connection.
-  std::unique_ptr<Call> marker = start(absl::Now() - absl::Seconds(1));
-  ASSERT_TRUE(marker->done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  ASSERT_TRUE(service.WaitStarted(5));
-  service.Release();
-  int ok = 0;
+  ASSERT_TRUE(testing::WaitCallsStarted(channel.get()));
+  ASSERT_TRUE(service.gate.WaitStarted(5));
+  service.gate.Release();
   std::string first_error;
-  for (auto& c : calls) {
-    ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(absl::Seconds(60)));
-    int messages = 0;
-    transport::SliceBuffer payload;
-    while (c->call->Read(&payload)) ++messages;
-    Status s = c->call->Finish(nullptr, nullptr);
-    if (s.ok() && messages == 2) {
-      ++ok;
-    } else if (first_error.empty()) {
-      first_error = std::to_string(s.error_code()) + " " + s.error_message();
-    }
-  }
-  EXPECT_EQ(ok, kCalls) << first_error;
+  EXPECT_EQ(testing::CountSucceeded(calls, 2, &first_error), kCalls)
+      << first_error;
   // grpc++ enforces its limit once our client ACKed its SETTINGS; before
   // they arrived the client takes the limit as 100 (transport/connection.h)
   // and grpc++ runs what it accepted.
-  EXPECT_LE(service.max_active(), 100);
+  EXPECT_LE(service.gate.max_active(), 100);
   int retried = 0;
   for (auto& c : calls) retried += c->call->attempts() > 1 ? 1 : 0;
   std::printf("%d of %d calls retried after REFUSED_STREAM\n", retried, kCalls);

@@ -25,10 +25,9 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "rpc/internal/client_call.h"
-#include "rpc/internal/proto_utils.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
+#include "rpc/testing/fan_out.h"
 #include "transport/connection.h"
 
 namespace rpc {
@@ -38,8 +37,8 @@ using test::EchoRequest;
 using test::EchoResponse;
 using test::EchoService;
 
-// Counts the handlers running at once. ServerStream answers `count`
-// messages; with `hold` set it first waits until Release (bounded).
+// ServerStream answers `count` messages, through a gate that counts the
+// handlers running at once; "hold" waits until the gate opens (bounded).
 class CountingService final : public EchoService::Service {
  public:
   Status Echo(ServerContext* /*ctx*/, const EchoRequest* req,
@@ -50,59 +49,18 @@ class CountingService final : public EchoService::Service {
   }
   Status ServerStream(ServerContext* /*ctx*/, const EchoRequest* req,
                       ServerWriter<EchoResponse>* writer) override {
-    Enter();
-    if (req->message() == "hold") {
-      released_.WaitForNotificationWithTimeout(absl::Seconds(30));
-    }
+    gate.Enter();
+    if (req->message() == "hold") gate.Hold();
     for (int i = 0; i < req->count(); ++i) {
       EchoResponse resp;
       resp.set_index(i);
       writer->Write(resp);
     }
-    Leave();
+    gate.Leave();
     return Status::OK;
   }
-
-  void Release() {
-    if (!released_.HasBeenNotified()) released_.Notify();
-  }
-  // Waits (bounded) until `n` ServerStream handlers have started.
-  bool WaitStarted(int n) {
-    absl::MutexLock lock(&mu_);
-    const absl::Time give_up = absl::Now() + absl::Seconds(30);
-    while (started_ < n) {
-      if (cv_.WaitWithDeadline(&mu_, give_up)) return started_ >= n;
-    }
-    return true;
-  }
-  int max_active() {
-    absl::MutexLock lock(&mu_);
-    return max_active_;
-  }
-  int started() {
-    absl::MutexLock lock(&mu_);
-    return started_;
-  }
+  testing::HandlerGate gate;
   std::atomic<int> echo_calls{0};
-
- private:
-  void Enter() {
-    absl::MutexLock lock(&mu_);
-    ++started_;
-    ++active_;
-    cv_.SignalAll();
-    max_active_ = std::max(max_active_, active_);
-  }
-  void Leave() {
-    absl::MutexLock lock(&mu_);
-    --active_;
-  }
-  absl::Notification released_;
-  absl::Mutex mu_;
-  absl::CondVar cv_;
-  int active_ = 0;
-  int max_active_ = 0;
-  int started_ = 0;
 };
 
 std::unique_ptr<Server> StartServer(CountingService* service, int max_streams,
@@ -118,26 +76,8 @@ std::unique_ptr<Server> StartServer(CountingService* service, int max_streams,
   return builder.BuildAndStart();
 }
 
-// One server-streaming call made through the internal call API (no thread
-// per call): its status and messages once done.
-struct StreamCall {
-  std::shared_ptr<internal::ClientCall> call;
-  absl::Notification done;
-};
-
-std::unique_ptr<StreamCall> StartStream(Channel* channel,
-                                        const EchoRequest& req,
-                                        absl::Time deadline) {
-  auto c = std::make_unique<StreamCall>();
-  c->call = channel->CreateCall("/rpc.test.EchoService/ServerStream", deadline,
-                                Metadata());
-  StreamCall* raw = c.get();
-  c->call->SetOnDone([raw] { raw->done.Notify(); });
-  transport::SliceBuffer first;
-  EXPECT_TRUE(internal::Serialize(req, &first));
-  c->call->Start(&first, /*end=*/true);
-  return c;
-}
+using testing::StartServerStream;
+using testing::StreamCall;
 
 TEST(MaxConcurrentStreamsTest, FanOutBeyondTheServerLimitQueuesAndSucceeds) {
   // 2,000 server-streaming calls at once on one channel, the server taking
@@ -159,33 +99,16 @@ TEST(MaxConcurrentStreamsTest, FanOutBeyondTheServerLimitQueuesAndSucceeds) {
   calls.reserve(kCalls);
   for (int i = 0; i < kCalls; ++i) {
     calls.push_back(
-        StartStream(channel.get(), req, absl::Now() + absl::Seconds(60)));
+        StartServerStream(channel.get(), req, absl::Now() + absl::Seconds(60)));
   }
-  // The channel's loop starts calls in order: once a call whose deadline
-  // has passed ended, every call above went to the connection.
-  std::unique_ptr<StreamCall> marker =
-      StartStream(channel.get(), req, absl::Now() - absl::Seconds(1));
-  ASSERT_TRUE(marker->done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  ASSERT_TRUE(service.WaitStarted(100));
-  service.Release();
-  int ok = 0;
+  ASSERT_TRUE(testing::WaitCallsStarted(channel.get()));
+  ASSERT_TRUE(service.gate.WaitStarted(100));
+  service.gate.Release();
   std::string first_error;
-  for (auto& c : calls) {
-    ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(absl::Seconds(60)));
-    int messages = 0;
-    transport::SliceBuffer payload;
-    while (c->call->Read(&payload)) ++messages;
-    Status s = c->call->Finish(nullptr, nullptr);
-    if (s.ok() && messages == 3) {
-      ++ok;
-    } else if (first_error.empty()) {
-      first_error = absl::StrCat(s.error_code(), " ", s.error_message(), " (",
-                                 messages, " messages)");
-    }
-  }
-  EXPECT_EQ(ok, kCalls) << first_error;
-  EXPECT_LE(service.max_active(), 100);
-  EXPECT_EQ(service.started(), kCalls);
+  EXPECT_EQ(testing::CountSucceeded(calls, 3, &first_error), kCalls)
+      << first_error;
+  EXPECT_LE(service.gate.max_active(), 100);
+  EXPECT_EQ(service.gate.started(), kCalls);
 }
 
 // The server's SETTINGS as a raw HTTP/2 client sees them.
@@ -288,12 +211,13 @@ class OneAtATime : public ::testing::Test {
     EchoRequest hold;
     hold.set_message("hold");
     hold.set_count(1);
-    held_ = StartStream(channel_.get(), hold, absl::Now() + absl::Seconds(60));
+    held_ = StartServerStream(channel_.get(), hold,
+                              absl::Now() + absl::Seconds(60));
     // The server's SETTINGS (sent first) have arrived once it runs.
-    ASSERT_TRUE(service_.WaitStarted(1));
+    ASSERT_TRUE(service_.gate.WaitStarted(1));
   }
   void TearDown() override {
-    service_.Release();
+    service_.gate.Release();
     if (held_ != nullptr) {
       EXPECT_TRUE(
           held_->done.WaitForNotificationWithTimeout(absl::Seconds(30)));
@@ -302,7 +226,7 @@ class OneAtATime : public ::testing::Test {
   }
   // After the held call is released, a new call still gets a stream.
   void ExpectSlotFreed() {
-    service_.Release();
+    service_.gate.Release();
     ASSERT_TRUE(held_->done.WaitForNotificationWithTimeout(absl::Seconds(30)));
     EXPECT_TRUE(held_->call->Finish(nullptr, nullptr).ok());
     held_.reset();
@@ -378,26 +302,21 @@ TEST_F(OneAtATime, WhatAQueuedCallCosts) {
   calls.reserve(kQueued + 1);
   // Warm up the allocator and the connection's tables.
   calls.push_back(
-      StartStream(channel_.get(), req, absl::Now() + absl::Seconds(60)));
-  std::unique_ptr<StreamCall> marker =
-      StartStream(channel_.get(), req, absl::Now() - absl::Seconds(1));
-  ASSERT_TRUE(marker->done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  marker.reset();
+      StartServerStream(channel_.get(), req, absl::Now() + absl::Seconds(60)));
+  ASSERT_TRUE(testing::WaitCallsStarted(channel_.get()));
   const size_t before = mallinfo2().uordblks;
   for (int i = 0; i < kQueued; ++i) {
-    calls.push_back(
-        StartStream(channel_.get(), req, absl::Now() + absl::Seconds(60)));
+    calls.push_back(StartServerStream(channel_.get(), req,
+                                      absl::Now() + absl::Seconds(60)));
   }
-  marker = StartStream(channel_.get(), req, absl::Now() - absl::Seconds(1));
-  ASSERT_TRUE(marker->done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  marker.reset();
+  ASSERT_TRUE(testing::WaitCallsStarted(channel_.get()));
   const size_t after = mallinfo2().uordblks;
   const size_t per_call = (after - before) / kQueued;
   std::printf("a queued call costs %zu heap octets (%zu-octet message)\n",
               per_call, req.ByteSizeLong());
   EXPECT_LT(per_call, 6u << 10);  // About 3.2 KiB (rpc/README.md).
   // (11 KiB before small messages were compacted into one block.)
-  service_.Release();
+  service_.gate.Release();
   for (auto& c : calls) {
     ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(absl::Seconds(30)));
     EXPECT_TRUE(c->call->Finish(nullptr, nullptr).ok());

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
+#include "rpc/testing/fan_out.h"
 #include "transport/connection.h"
 #include "transport/frame_writer.h"
 
@@ -65,6 +66,13 @@ class ScriptedServer {
     // Answer nothing; the connection closes on CloseHeld().
     bool hold = false;
   };
+
+  // A plan that refuses the first `n` requests, then answers.
+  static Plan Refusing(int n) {
+    Plan plan;
+    plan.refuse = n;
+    return plan;
+  }
 
   explicit ScriptedServer(std::vector<Plan> plans) : plans_(std::move(plans)) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -295,9 +303,7 @@ Status Finish(AsyncEcho* call) {
 }
 
 TEST(TransparentRetryTest, RefusedStreamIsRetriedOnTheSameConnection) {
-  ScriptedServer::Plan plan;
-  plan.refuse = 2;
-  ScriptedServer server({plan});
+  ScriptedServer server({ScriptedServer::Refusing(2)});
   auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
   auto stub = EchoService::NewStub(channel);
   Status s = Finish(StartEcho(stub.get()));
@@ -310,9 +316,7 @@ TEST(TransparentRetryTest, RefusedStreamIsRetriedOnTheSameConnection) {
 TEST(TransparentRetryTest, RetryReplaysEveryRequestMessage) {
   // A client-streaming call refused once: the retry sends the messages
   // written so far (kept by the call) and those written after.
-  ScriptedServer::Plan plan;
-  plan.refuse = 1;
-  ScriptedServer server({plan});
+  ScriptedServer server({ScriptedServer::Refusing(1)});
   auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
   auto stub = EchoService::NewStub(channel);
   ClientContext ctx;
@@ -331,14 +335,12 @@ TEST(TransparentRetryTest, RetryReplaysEveryRequestMessage) {
             std::vector<size_t>{kMessages * (5 + req.ByteSizeLong())});
 }
 
-TEST(TransparentRetryTest, RequestsBeyondTheRetryBufferAreNotRetried) {
-  // The call's request outgrew per_rpc_retry_buffer_size: it is committed
-  // (nothing kept to replay), so a refusal ends it.
-  ScriptedServer::Plan plan;
-  plan.refuse = 1;
-  ScriptedServer server({plan});
+// A server that refuses the first request, and a channel set with `arg`:
+// the call ends UNAVAILABLE without a retry.
+void ExpectNoRetryWith(const char* arg, int value) {
+  ScriptedServer server({ScriptedServer::Refusing(1)});
   ChannelArguments args;
-  ASSERT_TRUE(args.SetInt("grpc.per_rpc_retry_buffer_size", 4));
+  ASSERT_TRUE(args.SetInt(arg, value));
   auto channel =
       CreateCustomChannel(server.target(), InsecureChannelCredentials(), args);
   auto stub = EchoService::NewStub(channel);
@@ -348,31 +350,25 @@ TEST(TransparentRetryTest, RequestsBeyondTheRetryBufferAreNotRetried) {
   EXPECT_EQ(server.answered(), 0);
 }
 
+TEST(TransparentRetryTest, RequestsBeyondTheRetryBufferAreNotRetried) {
+  // The call's request outgrew per_rpc_retry_buffer_size: it is committed
+  // (nothing kept to replay), so a refusal ends it.
+  ExpectNoRetryWith("grpc.per_rpc_retry_buffer_size", 4);
+}
+
+TEST(TransparentRetryTest, RetriesCanBeTurnedOff) {
+  ExpectNoRetryWith("grpc.enable_retries", 0);
+}
+
 TEST(TransparentRetryTest, RefusalsAreRetriedABoundedNumberOfTimes) {
   // A server that refuses everything: the call fails after a few attempts
   // instead of retrying until its deadline.
-  ScriptedServer::Plan plan;
-  plan.refuse = 1000;
-  ScriptedServer server({plan});
+  ScriptedServer server({ScriptedServer::Refusing(1000)});
   auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
   auto stub = EchoService::NewStub(channel);
   Status s = Finish(StartEcho(stub.get()));
   EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
   EXPECT_EQ(server.refused(), 1 + internal::kMaxRefusedAttempts);
-}
-
-TEST(TransparentRetryTest, RetriesCanBeTurnedOff) {
-  ScriptedServer::Plan plan;
-  plan.refuse = 1;
-  ScriptedServer server({plan});
-  ChannelArguments args;
-  ASSERT_TRUE(args.SetInt("grpc.enable_retries", 0));
-  auto channel =
-      CreateCustomChannel(server.target(), InsecureChannelCredentials(), args);
-  auto stub = EchoService::NewStub(channel);
-  Status s = Finish(StartEcho(stub.get()));
-  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
-  EXPECT_EQ(server.refused(), 1);
 }
 
 TEST(TransparentRetryTest, CallsExcludedByGoAwayAreRetriedOnANewConnection) {
@@ -408,16 +404,7 @@ TEST(TransparentRetryTest, QueuedCallsWhenTheConnectionFails) {
   ASSERT_TRUE(server.WaitRequests(1));
   AsyncEcho* fail_fast = StartEcho(stub.get());
   AsyncEcho* wait_for_ready = StartEcho(stub.get(), /*wait_for_ready=*/true);
-  // Calls start on the channel's loop in order: once a call whose deadline
-  // passed ended, the two above are queued on the connection.
-  auto* marker = new AsyncEcho;
-  marker->ctx.set_deadline(absl::Now() - absl::Seconds(1));
-  stub->async()->Echo(&marker->ctx, &marker->req, &marker->resp,
-                      [marker](Status s) {
-                        marker->status = std::move(s);
-                        marker->done.Notify();
-                      });
-  EXPECT_EQ(Finish(marker).error_code(), StatusCode::DEADLINE_EXCEEDED);
+  ASSERT_TRUE(testing::WaitCallsStarted(channel.get()));  // Both queued.
   server.CloseHeld();
   Status s = Finish(sent);
   EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
