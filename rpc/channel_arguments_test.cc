@@ -59,5 +59,17 @@ TEST(ChannelArgumentsTest, UnknownNamesAndNegativeDurationsChangeNothing) {
   EXPECT_EQ(args.load_balancing_policy_name, "pick_first");
 }
 
+TEST(ChannelArgumentsTest, RetryNames) {
+  ChannelArguments args;
+  EXPECT_TRUE(args.enable_retries);
+  EXPECT_EQ(args.per_rpc_retry_buffer_size, size_t{256} << 10);
+  EXPECT_TRUE(args.SetInt("grpc.enable_retries", 0));
+  EXPECT_FALSE(args.enable_retries);
+  EXPECT_TRUE(args.SetInt("grpc.per_rpc_retry_buffer_size", 1000));
+  EXPECT_EQ(args.per_rpc_retry_buffer_size, 1000u);
+  EXPECT_FALSE(args.SetInt("grpc.per_rpc_retry_buffer_size", -1));
+  EXPECT_EQ(args.per_rpc_retry_buffer_size, 1000u);
+}
+
 }  // namespace
 }  // namespace rpc

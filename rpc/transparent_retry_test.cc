@@ -65,6 +65,8 @@ class ScriptedServer {
     int goaway_when_open = 0;
     // Answer nothing; the connection closes on CloseHeld().
     bool hold = false;
+    // As hold, and once a request arrived, read nothing more (no PING ACK).
+    bool stall = false;
   };
 
   // A plan that refuses the first `n` requests, then answers.
@@ -164,10 +166,27 @@ class ScriptedServer {
         absl::MutexLock lock(&mu_);
         plan = plans_[std::min<size_t>(connections_, plans_.size() - 1)];
         ++connections_;
-        settings_applied_ = false;
       }
-      Serve(fd, plan);
-      close(fd);
+      // Each connection on a thread of its own: a held one does not keep
+      // the next from being served.
+      connection_threads_.emplace_back([this, fd, plan] {
+        Serve(fd, plan);
+        close(fd);
+      });
+    }
+    for (std::thread& t : connection_threads_) t.join();
+  }
+
+  // Ends our side and reads until the client closes (bounded), so that
+  // what we wrote is not lost to a TCP reset for unread input.
+  void CloseGracefully(int fd) {
+    shutdown(fd, SHUT_WR);
+    char buf[4096];
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (!stop_ && absl::Now() < give_up) {
+      pollfd p = {fd, POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      if (read(fd, buf, sizeof(buf)) <= 0) return;
     }
   }
 
@@ -201,8 +220,15 @@ class ScriptedServer {
       transport::SliceBuffer out;
       conn.TakeOutput(&out);
       if (!WriteAll(fd, out)) return;
-      if (conn.done() || (plan.hold && close_held_)) return;
-      if (close_after_answer) return;
+      if (conn.done() || ((plan.hold || plan.stall) && close_held_)) return;
+      if (close_after_answer) {
+        CloseGracefully(fd);
+        return;
+      }
+      if (plan.stall && conn.last_accepted_stream_id() != 0 && l.ping_acked) {
+        absl::SleepFor(absl::Milliseconds(5));  // Polling close_held_.
+        continue;
+      }
       pollfd p = {fd, POLLIN, 0};
       if (poll(&p, 1, 20) <= 0) continue;
       const ssize_t n = read(fd, buf, sizeof(buf));
@@ -238,10 +264,15 @@ class ScriptedServer {
                                "scripted", &goaway);
         if (!WriteAll(fd, goaway)) return;
       }
+      // A GOAWAY plan answers nothing before its GOAWAY, then the one
+      // stream it kept.
+      if (plan.hold || plan.stall ||
+          (plan.goaway_when_open > 0 && goaway_keep == 0)) {
+        continue;
+      }
       std::vector<uint32_t> ended = std::move(l.ended);
       l.ended.clear();
       for (const uint32_t id : ended) {
-        if (plan.hold) continue;
         if (goaway_keep != 0 && id != goaway_keep) continue;
         Answer(&conn, id, l.body_bytes[id]);
         if (goaway_keep != 0) close_after_answer = true;
@@ -255,6 +286,7 @@ class ScriptedServer {
   std::atomic<bool> stop_{false};
   std::atomic<bool> close_held_{false};
   std::thread thread_;
+  std::vector<std::thread> connection_threads_;  // Run's only.
   absl::Mutex mu_;
   absl::CondVar cv_;
   int connections_ = 0;
@@ -414,6 +446,36 @@ TEST(TransparentRetryTest, QueuedCallsWhenTheConnectionFails) {
   EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
   EXPECT_EQ(server.connections(), 2);
   EXPECT_EQ(server.answered(), 1);
+}
+
+TEST(TransparentRetryTest, QueuedCallsWhenKeepaliveGivesUp) {
+  // The same when the connection is lost to a keepalive timeout: the server
+  // stops reading once the first call arrived, so our PING goes unanswered.
+  ScriptedServer::Plan stalled;
+  stalled.max_concurrent_streams = 1;
+  stalled.stall = true;
+  ScriptedServer server({stalled, ScriptedServer::Plan()});
+  ChannelArguments args = QuickReconnect();
+  args.keepalive_time = absl::Milliseconds(100);
+  args.keepalive_timeout = absl::Milliseconds(100);
+  auto channel =
+      CreateCustomChannel(server.target(), InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  AsyncEcho* sent = StartEcho(stub.get());
+  ASSERT_TRUE(server.WaitRequests(1));
+  AsyncEcho* fail_fast = StartEcho(stub.get());
+  AsyncEcho* wait_for_ready = StartEcho(stub.get(), /*wait_for_ready=*/true);
+  ASSERT_TRUE(testing::WaitCallsStarted(channel.get()));  // Both queued.
+  Status s = Finish(sent);
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  s = Finish(fail_fast);
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_NE(s.error_message().find("keepalive"), std::string::npos)
+      << s.error_message();
+  server.CloseHeld();  // The server takes its next connection.
+  s = Finish(wait_for_ready);
+  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+  EXPECT_EQ(server.connections(), 2);
 }
 
 }  // namespace

@@ -151,6 +151,14 @@ void ClientTransport::Forget(uint32_t stream_id) {
   waiting_writers_.erase(stream_id);
 }
 
+bool ClientTransport::RetryQueued(uint32_t stream_id, ClientCall* call) {
+  if (!call->LoopRetryUnsent()) return false;
+  Forget(stream_id);  // The retry keeps the call alive.
+  // Still queued: dropped without a RST_STREAM.
+  connection().ResetStream(stream_id, transport::Http2ErrorCode::kCancel);
+  return true;
+}
+
 void ClientTransport::OnStreamClosed(uint32_t stream_id) {
   auto it = calls_.find(stream_id);
   if (it == calls_.end()) return;
@@ -188,10 +196,7 @@ void ClientTransport::OnGoAway(uint32_t /*last_stream_id*/,
     if (!call->loop_on_wire()) unsent.push_back(id);
   }
   for (const uint32_t id : unsent) {
-    auto it = calls_.find(id);
-    if (it == calls_.end() || !it->second->LoopRetryUnsent()) continue;
-    Forget(id);
-    connection().ResetStream(id, transport::Http2ErrorCode::kCancel);
+    if (ClientCall* call = Find(id)) RetryQueued(id, call);
   }
   if (IsTooManyPings(code, debug_data)) {
     host_->OnTransportTooManyPings(this);
@@ -205,16 +210,14 @@ void ClientTransport::OnPingAck(uint64_t opaque) {
 
 void ClientTransport::OnKeepaliveTimeout() {
   StartDraining();
-  const Status status(StatusCode::UNAVAILABLE,
-                      "keepalive timeout: no reply from " + peer_ + " within " +
-                          absl::FormatDuration(keepalive_timeout_) +
-                          " of a PING");
-  // LoopFail resets each stream, which erases it from calls_: iterate a copy.
-  std::vector<std::shared_ptr<ClientCall>> calls;
-  calls.reserve(calls_.size());
-  for (auto& [id, call] : calls_) calls.push_back(call);
-  for (auto& call : calls) call->LoopFail(status);
-  driver_.Abort(absl::UnavailableError(status.error_message()));
+  // The connection fails: every stream is reset at once (OnStreamReset with
+  // the connection dead), so calls sent fail UNAVAILABLE "connection failed:
+  // keepalive timeout: ...", and calls still queued follow wait-for-ready.
+  // (Failing the calls one by one would let a queued call start in the slot
+  // that the previous one freed.)
+  driver_.Abort(absl::UnavailableError(
+      "keepalive timeout: no reply from " + peer_ + " within " +
+      absl::FormatDuration(keepalive_timeout_) + " of a PING"));
 }
 
 void ClientTransport::OnDriverProgress() {

@@ -133,6 +133,9 @@ class ClientTransport final : public transport::ConnectionListener,
   ClientCall* Find(uint32_t stream_id);
   // The call left for a transparent retry: no more events for it.
   void Forget(uint32_t stream_id);
+  // A call whose stream is still queued here (never sent) retries
+  // elsewhere if it may (true; its stream is dropped).
+  bool RetryQueued(uint32_t stream_id, ClientCall* call);
   void StartDraining();
   // No reply to a keepalive PING: fail the calls, close.
   void OnKeepaliveTimeout();
