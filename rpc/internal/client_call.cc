@@ -235,6 +235,9 @@ void ClientCall::LoopStart(ClientTransport* transport) {
   absl::StatusOr<uint32_t> id =
       transport->Submit(shared_from_this(), h.fields(), end_on_headers);
   if (!id.ok()) {
+    // The connection failed or is going away under the pick: the call never
+    // was on it; the channel places it again (fail-fast or not).
+    if (absl::IsUnavailable(id.status()) && LoopRetryUnsent()) return;
     LoopFail(
         Status(StatusCode::UNAVAILABLE, std::string(id.status().message())));
     return;

@@ -18,7 +18,9 @@
 //     its connection: always; when the connection fails: wait-for-ready calls
 //     only (fail-fast calls fail UNAVAILABLE, as gRPC's wait-for-ready.md);
 //   * an attempt refused by the server (RST_STREAM REFUSED_STREAM, or above
-//     a GOAWAY's last stream id): at most kMaxRefusedAttempts times.
+//     a GOAWAY's last stream id): at most kMaxRefusedAttempts times;
+//   * an attempt the connection refused to open (it failed or is going away
+//     under the pick): always, the channel placing it again.
 // The call commits (its buffer is dropped, no more retries) on the first
 // response frame, or once its requests outgrow
 // ClientCallOptions::retry_buffer_size. A retry goes back to the channel

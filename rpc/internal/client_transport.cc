@@ -54,6 +54,15 @@ absl::StatusOr<uint32_t> ClientTransport::Submit(
   const size_t queued = connection().num_pending_streams();
   absl::StatusOr<uint32_t> id =
       connection().SubmitRequest(headers, end_stream, nullptr);
+  if (absl::IsUnavailable(id.status()) && !draining_) {
+    // The connection died (or goes away) and the driver has not closed it
+    // yet: not picked again (a call retried at once must go elsewhere); the
+    // host hears it at the end of this iteration.
+    draining_ = true;
+    driver_.loop()->Defer([alive = std::weak_ptr<bool>(alive_), this] {
+      if (alive.lock() != nullptr) host_->OnTransportDraining(this);
+    });
+  }
   if (!id.ok()) return id.status();
   if (connection().num_pending_streams() == queued) call->LoopOnStarted();
   calls_[*id] = std::move(call);
