@@ -420,44 +420,17 @@ TEST(TransparentRetryTest, CallsExcludedByGoAwayAreRetriedOnANewConnection) {
   EXPECT_EQ(server.answered(), 3);
 }
 
-TEST(TransparentRetryTest, QueuedCallsWhenTheConnectionFails) {
-  // One call at a time on the first connection, held; a fail-fast and a
-  // wait-for-ready call queued behind it. The connection drops: the held
-  // call (sent) and the fail-fast one fail UNAVAILABLE; the wait-for-ready
-  // one, never sent, waits for the next connection and succeeds there.
-  ScriptedServer::Plan held;
-  held.max_concurrent_streams = 1;
-  held.hold = true;
-  ScriptedServer server({held, ScriptedServer::Plan()});
-  auto channel = CreateCustomChannel(
-      server.target(), InsecureChannelCredentials(), QuickReconnect());
-  auto stub = EchoService::NewStub(channel);
-  AsyncEcho* sent = StartEcho(stub.get());
-  ASSERT_TRUE(server.WaitRequests(1));
-  AsyncEcho* fail_fast = StartEcho(stub.get());
-  AsyncEcho* wait_for_ready = StartEcho(stub.get(), /*wait_for_ready=*/true);
-  ASSERT_TRUE(testing::WaitCallsStarted(channel.get()));  // Both queued.
-  server.CloseHeld();
-  Status s = Finish(sent);
-  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
-  s = Finish(fail_fast);
-  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
-  s = Finish(wait_for_ready);
-  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
-  EXPECT_EQ(server.connections(), 2);
-  EXPECT_EQ(server.answered(), 1);
-}
-
-TEST(TransparentRetryTest, QueuedCallsWhenKeepaliveGivesUp) {
-  // The same when the connection is lost to a keepalive timeout: the server
-  // stops reading once the first call arrived, so our PING goes unanswered.
-  ScriptedServer::Plan stalled;
-  stalled.max_concurrent_streams = 1;
-  stalled.stall = true;
-  ScriptedServer server({stalled, ScriptedServer::Plan()});
-  ChannelArguments args = QuickReconnect();
-  args.keepalive_time = absl::Milliseconds(100);
-  args.keepalive_timeout = absl::Milliseconds(100);
+// The first connection of a server on `first` (one call at a time, never
+// answered) carries a sent call, and a fail-fast and a wait-for-ready call
+// queued behind it. The connection is lost (closed by the server with
+// `close`, else by the client's keepalive): the sent and the fail-fast
+// calls fail UNAVAILABLE with `why` in their message; the wait-for-ready
+// one, never sent, waits for the next connection and succeeds there.
+void ExpectQueuedCallsFollowWaitForReady(ScriptedServer::Plan first,
+                                         const ChannelArguments& args,
+                                         bool close, const char* why) {
+  first.max_concurrent_streams = 1;
+  ScriptedServer server({first, ScriptedServer::Plan()});
   auto channel =
       CreateCustomChannel(server.target(), InsecureChannelCredentials(), args);
   auto stub = EchoService::NewStub(channel);
@@ -466,16 +439,36 @@ TEST(TransparentRetryTest, QueuedCallsWhenKeepaliveGivesUp) {
   AsyncEcho* fail_fast = StartEcho(stub.get());
   AsyncEcho* wait_for_ready = StartEcho(stub.get(), /*wait_for_ready=*/true);
   ASSERT_TRUE(testing::WaitCallsStarted(channel.get()));  // Both queued.
-  Status s = Finish(sent);
-  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
-  s = Finish(fail_fast);
-  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
-  EXPECT_NE(s.error_message().find("keepalive"), std::string::npos)
-      << s.error_message();
-  server.CloseHeld();  // The server takes its next connection.
-  s = Finish(wait_for_ready);
+  if (close) server.CloseHeld();
+  for (AsyncEcho* call : {sent, fail_fast}) {
+    Status s = Finish(call);
+    EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+    EXPECT_NE(s.error_message().find(why), std::string::npos)
+        << s.error_message();
+  }
+  Status s = Finish(wait_for_ready);
   EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
   EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.answered(), 1);
+}
+
+TEST(TransparentRetryTest, QueuedCallsWhenTheConnectionFails) {
+  ScriptedServer::Plan held;
+  held.hold = true;
+  ExpectQueuedCallsFollowWaitForReady(held, QuickReconnect(), /*close=*/true,
+                                      "connection failed");
+}
+
+TEST(TransparentRetryTest, QueuedCallsWhenKeepaliveGivesUp) {
+  // The server stops reading once the first call arrived, so our PING goes
+  // unanswered.
+  ScriptedServer::Plan stalled;
+  stalled.stall = true;
+  ChannelArguments args = QuickReconnect();
+  args.keepalive_time = absl::Milliseconds(100);
+  args.keepalive_timeout = absl::Milliseconds(100);
+  ExpectQueuedCallsFollowWaitForReady(stalled, args, /*close=*/false,
+                                      "keepalive timeout");
 }
 
 }  // namespace
