@@ -43,8 +43,8 @@ absl::Status Server::Start(
     loop_states_.push_back(
         std::unique_ptr<LoopState>(new LoopState{loops_->loop(i), {}, {}}));
   }
-  workers_ = std::make_unique<internal::WorkerPool>(options_.min_workers,
-                                                    options_.max_workers);
+  workers_ = std::make_unique<internal::WorkerPool>(
+      options_.min_workers, options_.max_workers, options_.worker_idle_time);
   absl::Status status;
   ForEachLoop([&](LoopState* state) {
     if (state != loop_states_[0].get()) return;

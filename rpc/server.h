@@ -76,6 +76,7 @@ class Server final : private internal::ServerConnection::Host {
     int num_loops = 1;
     int min_workers = 2;
     int max_workers = 256;
+    absl::Duration worker_idle_time = internal::WorkerPool::kDefaultIdleTime;
     internal::ServerCallLimits limits;
     // Keepalive pings, ping enforcement, max connection idle/age.
     internal::ServerKeepaliveOptions keepalive;

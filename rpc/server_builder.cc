@@ -33,6 +33,12 @@ ServerBuilder& ServerBuilder::SetWorkerThreads(int min, int max) {
   return *this;
 }
 
+ServerBuilder& ServerBuilder::SetWorkerIdleTime(absl::Duration idle) {
+  options_.worker_idle_time =
+      idle < absl::ZeroDuration() ? absl::ZeroDuration() : idle;
+  return *this;
+}
+
 ServerBuilder& ServerBuilder::SetMaxReceiveMessageSize(int bytes) {
   options_.limits.max_receive_message_size =
       bytes < 0 ? SIZE_MAX : static_cast<size_t>(bytes);

@@ -35,6 +35,9 @@ class ServerBuilder {
   // Handler threads: `min` started up front, more up to `max` as handlers
   // block (default 2..256).
   ServerBuilder& SetWorkerThreads(int min, int max);
+  // A handler thread above `min` that has had no call to run for `idle`
+  // retires (default 10 s), so a burst does not leave its threads behind.
+  ServerBuilder& SetWorkerIdleTime(absl::Duration idle);
   // Larger request messages fail the call with RESOURCE_EXHAUSTED (default
   // 4 MiB); larger responses too (default unlimited). -1: unlimited.
   ServerBuilder& SetMaxReceiveMessageSize(int bytes);

@@ -5,34 +5,55 @@
 namespace rpc {
 namespace internal {
 
-WorkerPool::WorkerPool(int min_threads, int max_threads)
-    : max_threads_(max_threads < min_threads ? min_threads : max_threads) {
+WorkerPool::WorkerPool(int min_threads, int max_threads,
+                       absl::Duration idle_time)
+    : min_threads_(min_threads),
+      max_threads_(max_threads < min_threads ? min_threads : max_threads),
+      idle_time_(idle_time) {
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < min_threads; ++i) AddThreadLocked();
 }
 
 WorkerPool::~WorkerPool() {
-  std::vector<std::thread> threads;
+  ThreadList threads;
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
     threads.swap(threads_);
   }
   for (std::thread& t : threads) t.join();
+  JoinRetired();
 }
 
 void WorkerPool::AddThreadLocked() {
   ++idle_;
-  threads_.emplace_back([this] { Work(); });
+  // The thread finds its own entry (to retire it) through the iterator, set
+  // before it can take mu_.
+  auto it = threads_.emplace(threads_.end());
+  *it = std::thread([this, it] { Work(it); });
+}
+
+void WorkerPool::JoinRetired() {
+  std::vector<std::thread> retired;
+  {
+    absl::MutexLock lock(&mu_);
+    retired.swap(retired_);
+  }
+  for (std::thread& t : retired) t.join();
 }
 
 void WorkerPool::Submit(absl::AnyInvocable<void()> task) {
-  absl::MutexLock lock(&mu_);
-  queue_.push_back(std::move(task));
-  if (idle_ < static_cast<int>(queue_.size()) &&
-      static_cast<int>(threads_.size()) < max_threads_) {
-    AddThreadLocked();
+  bool join = false;
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(std::move(task));
+    if (idle_ < static_cast<int>(queue_.size()) &&
+        static_cast<int>(threads_.size()) < max_threads_) {
+      AddThreadLocked();
+    }
+    join = !retired_.empty();
   }
+  if (join) JoinRetired();
 }
 
 bool WorkerPool::WaitIdle(absl::Duration timeout) {
@@ -43,14 +64,38 @@ bool WorkerPool::WaitIdle(absl::Duration timeout) {
   return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
 }
 
-void WorkerPool::Work() {
+int WorkerPool::num_threads() {
   absl::MutexLock lock(&mu_);
+  return static_cast<int>(threads_.size());
+}
+
+bool WorkerPool::WaitForThreadsAtMost(int n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto few = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return static_cast<int>(threads_.size()) <= n;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&few), timeout);
+}
+
+void WorkerPool::Work(ThreadList::iterator self) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return !queue_.empty() || stop_;
+  };
   for (;;) {
-    auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return !queue_.empty() || stop_;
-    };
-    mu_.Await(absl::Condition(&ready));
-    if (queue_.empty()) return;  // stop_
+    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), idle_time_) &&
+        static_cast<int>(threads_.size()) > min_threads_) {
+      // Idle for idle_time_ above the minimum: retire. Whoever submits next
+      // (or the destructor) joins this thread.
+      --idle_;
+      retired_.push_back(std::move(*self));
+      threads_.erase(self);
+      return;
+    }
+    if (queue_.empty()) {
+      if (stop_) return;
+      continue;  // timed out at the minimum: keep waiting
+    }
     absl::AnyInvocable<void()> task = std::move(queue_.front());
     queue_.pop_front();
     --idle_;
