@@ -176,10 +176,12 @@ const Service::Method* Server::FindMethod(std::string_view path) {
 }
 
 void Server::Dispatch(std::shared_ptr<internal::ServerCall> call) {
+  // Callback handlers return at once: they run inline on this loop thread
+  // (their request is complete, so reading it does not wait) and never hold
+  // or grow the worker pool.
   if (call->method()->async_handler) {
-    workers_->Submit([call = std::move(call)]() mutable {
-      call->method()->async_handler(std::move(call));
-    });
+    const Service::Method* method = call->method();
+    method->async_handler(std::move(call));
     return;
   }
   workers_->Submit([call = std::move(call)] {

@@ -39,7 +39,8 @@ class Service {
   using Handler = std::function<Status(ServerContext*)>;
   // The asynchronous form: starts the call and returns at once without a
   // status; the call is finished later (from any thread) through its
-  // ServerCall. Runs on a worker thread, which it must not hold.
+  // ServerCall. Unary only; runs inline on the connection's loop thread once
+  // the request is complete, so it must not block.
   using AsyncHandler =
       std::function<void(std::shared_ptr<internal::ServerCall>)>;
 

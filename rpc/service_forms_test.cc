@@ -99,6 +99,66 @@ TEST(CallbackServiceTest, UnaryAnsweredLater) {
   server->Shutdown(absl::Now() + absl::Seconds(5));
 }
 
+// Callback unary handlers answering at once, beside a blocking Bidi that
+// echoes until its client half-closes.
+class InlineEcho final : public EchoService::CallbackService {
+ public:
+  void Echo(ServerContext*, const EchoRequest* req, EchoResponse* resp,
+            std::function<void(Status)> done) override {
+    resp->set_message(req->message());
+    done(Status::OK);
+  }
+  Status Bidi(ServerContext*,
+              ServerReaderWriter<EchoResponse, EchoRequest>* stream) override {
+    EchoRequest req;
+    while (stream->Read(&req)) {
+      EchoResponse resp;
+      resp.set_message(req.message());
+      if (!stream->Write(resp)) break;
+    }
+    return Status::OK;
+  }
+};
+
+// Callback handlers need no worker thread: with the only worker held by a
+// blocking stream, unary callback calls are still answered (they used to
+// queue behind it until their deadline).
+TEST(CallbackServiceTest, DoesNotNeedAWorker) {
+  InlineEcho service;
+  int port = 0;
+  std::unique_ptr<Server> server =
+      ServerBuilder()
+          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
+          .RegisterService(&service)
+          .SetWorkerThreads(1, 1)
+          .BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = EchoService::NewStub(CreateChannel(
+      "127.0.0.1:" + std::to_string(port), InsecureChannelCredentials()));
+  ClientContext stream_ctx;
+  stream_ctx.set_deadline(absl::Now() + absl::Seconds(30));
+  auto stream = stub->Bidi(&stream_ctx);
+  EchoRequest hello;
+  hello.set_message("hold");
+  ASSERT_TRUE(stream->Write(hello));
+  EchoResponse echoed;
+  ASSERT_TRUE(stream->Read(&echoed));  // The handler holds the worker now.
+  for (int i = 0; i < 50; ++i) {
+    ClientContext ctx;
+    ctx.set_deadline(absl::Now() + absl::Seconds(10));  // hang guard
+    EchoRequest req;
+    req.set_message(std::to_string(i));
+    EchoResponse resp;
+    Status s = stub->Echo(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(resp.message(), std::to_string(i));
+  }
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_TRUE(stream->Finish().ok());
+  stub.reset();
+  server->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
 // A raw service whose Echo answers bytes that are not an EchoResponse.
 class GarbageService final : public Service {
  public:

@@ -215,10 +215,11 @@ void PrintHeaderService(Printer* p, const ServiceDescriptor* service) {
 
   // CallbackService: the unary methods in callback form.
   p->Print(
-      "\n// Unary methods in callback form: return at once and call `done`\n"
-      "// exactly once, from any thread, when the answer is ready (context,\n"
-      "// request and response live until then). Streaming methods keep\n"
-      "// their blocking form.\n"
+      "\n// Unary methods in callback form: called on the connection's I/O\n"
+      "// thread once the request has arrived, they must return at once\n"
+      "// (never block) and call `done` exactly once, from any thread, when\n"
+      "// the answer is ready (context, request and response live until\n"
+      "// then). Streaming methods keep their blocking form.\n"
       "class CallbackService : public Service {\n"
       " public:\n"
       "  CallbackService();\n");

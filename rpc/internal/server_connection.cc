@@ -171,12 +171,26 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
   calls_[stream_id] = call;
   call->LoopStartDeadlineTimer();
   if (end_stream) call->LoopOnEnd();
+  // Callback unary handlers run inline on this loop (Server::Dispatch): start
+  // them once the request is whole, so that they never wait for it.
+  if (m->async_handler != nullptr && m->type == RpcType::kUnary &&
+      !end_stream) {
+    awaiting_request_.insert(stream_id);
+    return;
+  }
   host_->Dispatch(std::move(call));
+}
+
+void ServerConnection::OnRequestEnd(uint32_t stream_id) {
+  auto it = calls_.find(stream_id);
+  if (it == calls_.end()) return;
+  it->second->LoopOnEnd();
+  if (awaiting_request_.erase(stream_id) > 0) host_->Dispatch(it->second);
 }
 
 void ServerConnection::OnTrailers(uint32_t stream_id,
                                   const hpack::HeaderList& /*trailers*/) {
-  if (ServerCall* call = Find(stream_id)) call->LoopOnEnd();
+  OnRequestEnd(stream_id);
 }
 
 void ServerConnection::OnHeaderListTooLarge(
@@ -200,7 +214,7 @@ void ServerConnection::OnData(uint32_t stream_id, transport::Slice data) {
 }
 
 void ServerConnection::OnEndStream(uint32_t stream_id) {
-  if (ServerCall* call = Find(stream_id)) call->LoopOnEnd();
+  OnRequestEnd(stream_id);
 }
 
 void ServerConnection::OnStreamReset(uint32_t stream_id,
@@ -215,6 +229,7 @@ void ServerConnection::OnStreamClosed(uint32_t stream_id) {
     it->second->LoopOnClosed();
     calls_.erase(it);
     waiting_writers_.erase(stream_id);
+    awaiting_request_.erase(stream_id);
   }
   if (!HasCalls()) idle_since_ns_ = driver_.NowNs();
 }

@@ -124,6 +124,8 @@ class ServerConnection final : public transport::ConnectionListener,
 
  private:
   ServerCall* Find(uint32_t stream_id);
+  // END_STREAM or trailers from the client: the request is complete.
+  void OnRequestEnd(uint32_t stream_id);
   // A Trailers-Only response without a call (unknown method, bad request).
   void Reject(uint32_t stream_id, std::string_view http_status,
               const Status& status);
@@ -140,6 +142,8 @@ class ServerConnection final : public transport::ConnectionListener,
   std::shared_ptr<const AuthContext> auth_context_;
   absl::flat_hash_map<uint32_t, std::shared_ptr<ServerCall>> calls_;
   absl::flat_hash_set<uint32_t> waiting_writers_;
+  // Callback unary calls not dispatched until their request is complete.
+  absl::flat_hash_set<uint32_t> awaiting_request_;
   const ServerKeepaliveOptions keepalive_options_;
   PingPolicy ping_policy_;
   int64_t idle_since_ns_ = 0;
