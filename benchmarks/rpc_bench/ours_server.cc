@@ -1,19 +1,40 @@
 // The echo server of //benchmarks:rpc_benchmark on our rpc stack: listens on
 // 127.0.0.1:<port> (0 picks one), prints "PORT <n>", serves until killed.
 // Flags: --port=N --loops=N --workers=N (defaults 0, 1, 4),
-// --compression=NAME (the default response encoding; identity).
+// --compression=NAME (the default response encoding; identity),
+// --callback=1 (Unary in the CallbackService form; Stream stays blocking),
+// --worker_idle_ms=N (SetWorkerIdleTime; the default when absent).
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
 #include "benchmarks/rpc_bench/echo.rpc.pb.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/rpc.h"
 
 namespace {
+
+using EchoStream =
+    rpc::ServerReaderWriter<rpcbench::EchoMessage, rpcbench::EchoMessage>;
+
+rpc::Status EchoAll(rpc::ServerContext* ctx, EchoStream* stream) {
+  // A compressed stream is echoed in its request's encoding, so that (e)
+  // measures deflate and zstd in both directions.
+  if (ctx->request_compression_algorithm() !=
+      rpc::compression::Encoding::kIdentity) {
+    ctx->set_compression_algorithm(ctx->request_compression_algorithm());
+  }
+  rpcbench::EchoMessage m;
+  while (stream->Read(&m)) {
+    if (!stream->Write(m)) break;
+  }
+  return rpc::Status::OK;
+}
 
 class EchoImpl final : public rpcbench::Echo::Service {
  public:
@@ -22,21 +43,22 @@ class EchoImpl final : public rpcbench::Echo::Service {
     resp->set_payload(req->payload());
     return rpc::Status::OK;
   }
-  rpc::Status Stream(
-      rpc::ServerContext* ctx,
-      rpc::ServerReaderWriter<rpcbench::EchoMessage, rpcbench::EchoMessage>*
-          stream) override {
-    // A compressed stream is echoed in its request's encoding, so that (e)
-    // measures deflate and zstd in both directions.
-    if (ctx->request_compression_algorithm() !=
-        rpc::compression::Encoding::kIdentity) {
-      ctx->set_compression_algorithm(ctx->request_compression_algorithm());
-    }
-    rpcbench::EchoMessage m;
-    while (stream->Read(&m)) {
-      if (!stream->Write(m)) break;
-    }
-    return rpc::Status::OK;
+  rpc::Status Stream(rpc::ServerContext* ctx, EchoStream* stream) override {
+    return EchoAll(ctx, stream);
+  }
+};
+
+// Unary answers at once in the callback form.
+class CallbackEchoImpl final : public rpcbench::Echo::CallbackService {
+ public:
+  void Unary(rpc::ServerContext*, const rpcbench::EchoMessage* req,
+             rpcbench::EchoMessage* resp,
+             std::function<void(rpc::Status)> done) override {
+    resp->set_payload(req->payload());
+    done(rpc::Status::OK);
+  }
+  rpc::Status Stream(rpc::ServerContext* ctx, EchoStream* stream) override {
+    return EchoAll(ctx, stream);
   }
 };
 
@@ -67,14 +89,21 @@ int main(int argc, char** argv) {
   const int port_flag = IntFlag(argc, argv, "--port", 0);
   const int loops = IntFlag(argc, argv, "--loops", 1);
   const int workers = IntFlag(argc, argv, "--workers", 4);
-  EchoImpl service;
+  const int idle_ms = IntFlag(argc, argv, "--worker_idle_ms", -1);
+  EchoImpl sync_service;
+  CallbackEchoImpl callback_service;
   int port = 0;
   rpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:" + std::to_string(port_flag),
                            rpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
+  if (IntFlag(argc, argv, "--callback", 0) != 0) {
+    builder.RegisterService(&callback_service);
+  } else {
+    builder.RegisterService(&sync_service);
+  }
   builder.SetNumLoops(loops);
   builder.SetWorkerThreads(workers, 256);
+  if (idle_ms >= 0) builder.SetWorkerIdleTime(absl::Milliseconds(idle_ms));
   const auto encoding = rpc::compression::ParseEncodingName(
       StringFlag(argc, argv, "--compression", "identity"));
   if (!encoding) {
