@@ -48,7 +48,6 @@ Decoder::Decoder(const Options& options)
       max_header_list_size_(options.max_header_list_size) {}
 
 void Decoder::SetMaxTableSizeLimit(uint32_t limit) {
-  table_.Reserve(limit);
   if (limit < table_.max_size()) {
     required_max_ = update_required_ ? std::min(required_max_, limit) : limit;
     update_required_ = true;

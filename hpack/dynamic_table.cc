@@ -18,9 +18,7 @@ uint64_t RoundUpToPowerOfTwo(uint64_t n) {
 }  // namespace
 
 DynamicTable::DynamicTable(uint32_t max_size, bool enable_lookup)
-    : max_size_(max_size), lookup_(enable_lookup) {
-  Allocate(max_size);
-}
+    : max_size_(max_size), lookup_(enable_lookup) {}
 
 void DynamicTable::Allocate(uint32_t capacity) {
   // Byte ring: at least twice the capacity (see the header), at least 16
@@ -68,7 +66,6 @@ void DynamicTable::Reserve(uint32_t capacity) {
 }
 
 void DynamicTable::SetMaxSize(uint32_t max_size) {
-  Reserve(max_size);
   max_size_ = max_size;
   ++version_;
   while (size_ > max_size_) EvictOldest();
@@ -112,6 +109,11 @@ bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
   }
   const uint32_t entry_size = static_cast<uint32_t>(n + kEntryOverhead);
   while (size_ + entry_size > max_size_) EvictOldest();
+  if (size_ + entry_size > capacity_) {
+    // size_ + entry_size <= max_size_ here, so the growth stops at max_size_.
+    Allocate(std::min(max_size_, std::max({size_ + entry_size, 2 * capacity_,
+                                           kMinCapacity})));
+  }
 
   const uint64_t ring = byte_mask_ + 1;
   uint64_t pos = tail_;

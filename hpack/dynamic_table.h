@@ -1,11 +1,15 @@
 // RFC 7541 section 2.3.2 / 4: the dynamic table, as one contiguous byte ring.
 //
 // Storage: every entry's name and value sit back to back in one byte ring, and
-// a second ring of small fixed-size records says where. Both are sized once for
-// `capacity` (the largest max_size the table may be given) and never allocate
-// again while max_size stays within it, so inserting and evicting in steady
-// state allocates nothing, and a peer can make the table hold at most 2 *
-// capacity bytes plus capacity / 32 records, whatever it sends.
+// a second ring of small fixed-size records says where. Both are sized for a
+// `capacity` (the largest total entry size they hold) that starts at 0 and
+// grows on demand: an Insert whose entry does not fit the storage (after
+// evicting down to max_size) reallocates it for min(max_size, max(needed,
+// twice the old capacity, kMinCapacity)). An idle table (a connection that
+// never indexes a field) costs nothing, a busy one reaches its final size after
+// a few doublings, and then inserting and evicting in steady state allocates
+// nothing; a peer can make the table hold at most 2 * max_size bytes plus
+// max_size / 32 records, whatever it sends.
 //
 // An entry never wraps around the end of the byte ring (so its name and value
 // are plain string_views): when it does not fit before the end, it starts over
@@ -46,9 +50,12 @@ class DynamicTable {
   // The protocol's initial SETTINGS_HEADER_TABLE_SIZE (RFC 9113 section 6.5.2).
   static constexpr uint32_t kDefaultMaxSize = 4096;
 
-  // A table with max_size() == max_size, and storage for any max size up to
-  // `max_size`. `enable_lookup` turns on FindName/FindField (they then cost two
-  // hash-map updates per insert and eviction; the decoder leaves it off).
+  // The first storage allocated, in RFC octets (grows from there).
+  static constexpr uint32_t kMinCapacity = 512;
+
+  // A table with max_size() == max_size and no storage yet (see above).
+  // `enable_lookup` turns on FindName/FindField (they then cost two hash-map
+  // updates per insert and eviction; the decoder leaves it off).
   explicit DynamicTable(uint32_t max_size = kDefaultMaxSize,
                         bool enable_lookup = false);
 
@@ -59,24 +66,26 @@ class DynamicTable {
   // Sum of the RFC sizes of the entries; always <= max_size().
   uint32_t size() const { return size_; }
   size_t num_entries() const { return count_; }
-  // The largest max size that needs no reallocation.
+  // The largest total entry size the current storage holds without
+  // reallocating (0 until the first Insert).
   uint32_t capacity() const { return capacity_; }
   // Changes on every insertion, eviction, size change or reallocation: equal
   // values mean every position, entry and lookup answer is unchanged.
   uint64_t version() const { return version_; }
 
   // Sets the maximum size (a dynamic table size update), evicting the oldest
-  // entries until size() <= max_size. A max_size above capacity() reallocates
-  // the storage (the only allocation besides construction).
+  // entries until size() <= max_size. Allocates nothing: storage grows as
+  // entries need it.
   void SetMaxSize(uint32_t max_size);
 
-  // Makes room for max sizes up to `capacity` without changing max_size()
-  // (allocates if larger than the current capacity; never shrinks).
+  // Allocates storage for `capacity` now (if larger than the current one;
+  // never shrinks), so that inserts up to that total allocate nothing.
   void Reserve(uint32_t capacity);
 
   // Adds (name, value) as the newest entry, first evicting the oldest entries
-  // until it fits (RFC 7541 section 4.4). An entry larger than max_size()
-  // empties the table and is not added; returns false then, true otherwise.
+  // until it fits (RFC 7541 section 4.4), growing the storage if the entries
+  // then do not fit it. An entry larger than max_size() empties the table and
+  // is not added; returns false then, true otherwise.
   // `name` and `value` must not point into this table (copy them out first: the
   // entry they come from may be evicted to make room). With lookup enabled, the
   // name and name+value hashes are computed here; InsertHashed takes them

@@ -146,7 +146,7 @@ TEST(DynamicTableTest, GrowingPastCapacityKeepsEntriesAndLookups) {
   t.Insert("c", "3");
   EXPECT_EQ(t.capacity(), 128u);
   t.SetMaxSize(100000);
-  EXPECT_GE(t.capacity(), 100000u);
+  EXPECT_EQ(t.capacity(), 128u);  // Grows when entries need it.
   ASSERT_EQ(t.num_entries(), 3u);
   EXPECT_EQ(t.name(0), "c");
   EXPECT_EQ(t.value(2), "1");
@@ -156,7 +156,40 @@ TEST(DynamicTableTest, GrowingPastCapacityKeepsEntriesAndLookups) {
   for (int i = 0; i < 1000; ++i)
     t.Insert("k" + std::to_string(i), std::string(60, 'v'));
   EXPECT_LE(t.size(), 100000u);
+  EXPECT_GE(t.capacity(), t.size());
+  EXPECT_LE(t.capacity(), 100000u);
   EXPECT_EQ(t.FindName(HashString("k999"), "k999"), 0);
+  EXPECT_EQ(t.FindField(HashField(HashString("a"), HashString("1")), "a", "1"),
+            1002);
+}
+
+// A table allocates nothing until an entry needs storage, then grows by
+// doubling from kMinCapacity up to max_size, never beyond.
+TEST(DynamicTableTest, StorageGrowsOnDemandUpToMaxSize) {
+  DynamicTable t(4096);
+  EXPECT_EQ(t.capacity(), 0u);
+  t.SetMaxSize(65536);
+  EXPECT_EQ(t.capacity(), 0u);
+  t.SetMaxSize(4096);
+  ASSERT_TRUE(t.Insert("a", "1"));
+  EXPECT_EQ(t.capacity(), DynamicTable::kMinCapacity);
+  uint32_t last = t.capacity();
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(t.Insert("k" + std::to_string(i), std::string(20, 'v')));
+    EXPECT_GE(t.capacity(), t.size());
+    EXPECT_TRUE(t.capacity() == last || t.capacity() == 2 * last ||
+                t.capacity() == 4096u)
+        << t.capacity();
+    last = t.capacity();
+  }
+  EXPECT_EQ(t.capacity(), 4096u);
+  EXPECT_EQ(t.name(0), "k199");
+  EXPECT_EQ(t.value(0), std::string(20, 'v'));
+  // An entry larger than the storage grows it at once.
+  DynamicTable big(100000);
+  ASSERT_TRUE(big.Insert("n", std::string(3000, 'x')));
+  EXPECT_GE(big.capacity(), 3033u);
+  EXPECT_EQ(big.value(0), std::string(3000, 'x'));
 }
 
 TEST(DynamicTableTest, LookupFindsNewestAndForgetsEvicted) {

@@ -31,7 +31,6 @@ Encoder::Encoder(const Options& options)
       max_table_size_(options.max_table_size),
       use_huffman_(options.use_huffman),
       cache_answers_(options.cache_answers) {
-  table_.Reserve(max_table_size_);
   // The peer's decoder starts at 4096; if we use less, the first block says so.
   if (max_table_size_ < DynamicTable::kDefaultMaxSize) {
     SetPeerMaxTableSize(DynamicTable::kDefaultMaxSize);
