@@ -443,6 +443,7 @@ bool Connection::WantsWrite() const { return !impl_->output().empty(); }
 const SliceBuffer& Connection::output() const { return impl_->output(); }
 void Connection::ConsumeOutput(size_t n) { impl_->ConsumeOutput(n); }
 void Connection::TakeOutput(SliceBuffer* out) { impl_->TakeOutput(out); }
+void Connection::ReleaseIdleMemory() { impl_->ReleaseIdleMemory(); }
 int64_t Connection::NextDeadline() const { return impl_->NextDeadline(); }
 void Connection::OnTimer(int64_t now_ns) { impl_->OnTimer(now_ns); }
 absl::StatusOr<uint32_t> Connection::SubmitRequest(

@@ -290,6 +290,11 @@ class Connection {
   // Moves all of output() to the end of *out (then refills, as ConsumeOutput).
   // For callers that write everything they take; tests.
   void TakeOutput(SliceBuffer* out);
+  // Frees what an idle connection does not need: the output block when
+  // nothing waits to be written, and the storage of the last received header
+  // block. The state is unchanged; the next frame allocates again. For
+  // drivers, when no stream is active (so busy connections keep theirs).
+  void ReleaseIdleMemory();
 
   // ---- Timers ----
   // When OnTimer must be called next (kNoDeadline: no timer).

@@ -100,6 +100,7 @@ void ConnectionDriver::OnReadable() {
     read_buffer_.TrimFront(read_buffer_.size());
     if (state_ != State::kOpen) return;  // A listener aborted.
   }
+  if (last.outcome == IoOutcome::kWouldBlock) ReleaseIfIdle();
   if (last.outcome == IoOutcome::kEof || last.outcome == IoOutcome::kError) {
     const bool clean = connection_->done();
     close_reason_ = last.outcome == IoOutcome::kError ? last.status
@@ -179,8 +180,22 @@ void ConnectionDriver::Flush() {
   if (wrote_any) {
     owner_->OnDriverProgress();
     if (state_ != State::kOpen) return;
+    ReleaseIfIdle();
   }
   AfterActivity();
+}
+
+void ConnectionDriver::ReleaseIfIdle() {
+  // Busy connections keep their blocks (no allocation per read or write);
+  // one without streams gives them back: an idle connection then holds no
+  // read block, output block or header storage, and the next read or frame
+  // allocates them again.
+  if (connection_->num_active_streams() != 0 || connection_->WantsWrite()) {
+    return;
+  }
+  read_buffer_.Clear();
+  read_room_ = 0;
+  connection_->ReleaseIdleMemory();
 }
 
 void ConnectionDriver::AfterActivity() {

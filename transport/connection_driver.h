@@ -138,6 +138,9 @@ class ConnectionDriver {
   void Flush();
   // After Receive or Flush: close if done and flushed, re-arm the timer.
   void AfterActivity();
+  // Frees the read block and the connection's idle buffers when no stream
+  // is active and nothing waits to be written.
+  void ReleaseIfIdle();
   void UpdateTimer();
   void OnConnectionTimer();
   void BeginLinger();

@@ -61,6 +61,13 @@ class Connection::Impl : public FrameListener {
   void OnTransportClosed();
   void ConsumeOutput(size_t n);
   void TakeOutput(SliceBuffer* out);
+  void ReleaseIdleMemory() {
+    if (output_.empty()) output_.Clear();
+    if (block_.empty()) {
+      std::string().swap(block_);
+      header_list_ = hpack::HeaderList();
+    }
+  }
   int64_t NextDeadline() const;
   void OnTimer(int64_t now_ns);
   absl::StatusOr<uint32_t> SubmitRequest(
