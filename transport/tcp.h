@@ -83,7 +83,12 @@ class TcpEndpoint final : public Endpoint {
 };
 
 struct TcpListenerOptions {
-  int backlog = 1024;
+  // listen()'s queue of connections not yet accepted. The default asks for
+  // the most the system allows (Linux caps it at net.core.somaxconn, 4096 on
+  // current kernels; grpc++ does the same), so a burst of connects is not
+  // dropped and retried a second later while the loop catches up.
+  int backlog = kMaxBacklog;
+  static constexpr int kMaxBacklog = 65535;
   // SO_REUSEPORT: one listener per loop on the same port, balanced by the
   // kernel (an alternative to one acceptor handing fds to a group).
   bool reuse_port = false;
