@@ -101,7 +101,14 @@ Server StartServer(const std::vector<std::string>& args) {
   return s;
 }
 
+// SIGTERM (a profiler around the server writes its report), then SIGKILL
+// after 10 s.
 void StopServer(Server* s) {
+  kill(s->pid, SIGTERM);
+  for (int i = 0; i < 1000; ++i) {
+    if (waitpid(s->pid, nullptr, WNOHANG) == s->pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   kill(s->pid, SIGKILL);
   waitpid(s->pid, nullptr, 0);
 }
