@@ -22,6 +22,22 @@ using test::EchoRequest;
 using test::EchoResponse;
 using test::EchoService;
 
+// A server on a loopback port for `service`; `max_workers` > 0 sets the
+// worker pool to 1..max_workers.
+std::unique_ptr<Server> Serve(Service* service, int* port,
+                              int max_workers = 0) {
+  ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), port)
+      .RegisterService(service);
+  if (max_workers > 0) builder.SetWorkerThreads(1, max_workers);
+  return builder.BuildAndStart();
+}
+
+std::unique_ptr<EchoService::Stub> StubFor(int port) {
+  return EchoService::NewStub(CreateChannel("127.0.0.1:" + std::to_string(port),
+                                            InsecureChannelCredentials()));
+}
+
 // A CallbackService answers from another thread without holding a worker.
 class CallbackEcho final : public EchoService::CallbackService {
  public:
@@ -52,15 +68,9 @@ TEST(CallbackServiceTest, UnaryAnsweredLater) {
   CallbackEcho service;
   int port = 0;
   // One worker: the 20 calls in flight at once do not hold it.
-  std::unique_ptr<Server> server =
-      ServerBuilder()
-          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
-          .RegisterService(&service)
-          .SetWorkerThreads(1, 1)
-          .BuildAndStart();
+  std::unique_ptr<Server> server = Serve(&service, &port, 1);
   ASSERT_NE(server, nullptr);
-  auto stub = EchoService::NewStub(CreateChannel(
-      "127.0.0.1:" + std::to_string(port), InsecureChannelCredentials()));
+  auto stub = StubFor(port);
   std::vector<std::thread> clients;
   std::atomic<int> ok{0};
   for (int i = 0; i < 20; ++i) {
@@ -126,15 +136,9 @@ class InlineEcho final : public EchoService::CallbackService {
 TEST(CallbackServiceTest, DoesNotNeedAWorker) {
   InlineEcho service;
   int port = 0;
-  std::unique_ptr<Server> server =
-      ServerBuilder()
-          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
-          .RegisterService(&service)
-          .SetWorkerThreads(1, 1)
-          .BuildAndStart();
+  std::unique_ptr<Server> server = Serve(&service, &port, 1);
   ASSERT_NE(server, nullptr);
-  auto stub = EchoService::NewStub(CreateChannel(
-      "127.0.0.1:" + std::to_string(port), InsecureChannelCredentials()));
+  auto stub = StubFor(port);
   ClientContext stream_ctx;
   stream_ctx.set_deadline(absl::Now() + absl::Seconds(30));
   auto stream = stub->Bidi(&stream_ctx);
@@ -179,14 +183,9 @@ class GarbageService final : public Service {
 TEST(MalformedResponseTest, IsInternal) {
   GarbageService service;
   int port = 0;
-  std::unique_ptr<Server> server =
-      ServerBuilder()
-          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
-          .RegisterService(&service)
-          .BuildAndStart();
+  std::unique_ptr<Server> server = Serve(&service, &port);
   ASSERT_NE(server, nullptr);
-  auto stub = EchoService::NewStub(CreateChannel(
-      "127.0.0.1:" + std::to_string(port), InsecureChannelCredentials()));
+  auto stub = StubFor(port);
   ClientContext ctx;
   ctx.set_deadline(absl::Now() + absl::Seconds(10));
   EchoResponse resp;

@@ -4,7 +4,9 @@
 
 #include <atomic>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace rpc {
@@ -14,29 +16,43 @@ namespace {
 // Only a hang reaches this bound.
 constexpr absl::Duration kHangGuard = absl::Seconds(30);
 
+// Counts tasks that started; waits for a number of them.
+class Started {
+ public:
+  void Add() {
+    absl::MutexLock lock(&mu_);
+    ++n_;
+  }
+  bool WaitFor(int n) {
+    absl::MutexLock lock(&mu_);
+    auto reached = [this, n]()
+                       ABSL_SHARED_LOCKS_REQUIRED(mu_) { return n_ >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&reached), kHangGuard);
+  }
+
+ private:
+  absl::Mutex mu_;
+  int n_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 // `n` tasks that block until `release`; returns when all of them run.
 void BlockTasks(WorkerPool* pool, int n, absl::Notification* release,
-                std::atomic<int>* running) {
+                Started* started) {
   for (int i = 0; i < n; ++i) {
-    pool->Submit([release, running] {
-      ++*running;
+    pool->Submit([release, started] {
+      started->Add();
       release->WaitForNotification();
     });
   }
-  // Polls a counter that only grows; bounded by the guard.
-  const absl::Time limit = absl::Now() + kHangGuard;
-  while (running->load() < n && absl::Now() < limit) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  ASSERT_EQ(running->load(), n);
+  ASSERT_TRUE(started->WaitFor(n));
 }
 
 TEST(WorkerPoolTest, BurstGrowsThenRetiresToTheMinimum) {
   WorkerPool pool(2, 64, absl::Milliseconds(20));
   EXPECT_EQ(pool.num_threads(), 2);
   absl::Notification release;
-  std::atomic<int> running{0};
-  BlockTasks(&pool, 40, &release, &running);
+  Started started;
+  BlockTasks(&pool, 40, &release, &started);
   EXPECT_EQ(pool.num_threads(), 40);
   release.Notify();
   ASSERT_TRUE(pool.WaitIdle(kHangGuard));
@@ -45,8 +61,8 @@ TEST(WorkerPoolTest, BurstGrowsThenRetiresToTheMinimum) {
 
   // The pool still works and grows again.
   absl::Notification release2;
-  std::atomic<int> running2{0};
-  BlockTasks(&pool, 10, &release2, &running2);
+  Started started2;
+  BlockTasks(&pool, 10, &release2, &started2);
   EXPECT_EQ(pool.num_threads(), 10);
   release2.Notify();
   ASSERT_TRUE(pool.WaitForThreadsAtMost(2, kHangGuard));
@@ -76,8 +92,8 @@ TEST(WorkerPoolTest, DestructorRunsQueuedTasksAndJoinsRetired) {
   {
     WorkerPool pool(1, 4, absl::Milliseconds(1));
     absl::Notification release;
-    std::atomic<int> running{0};
-    BlockTasks(&pool, 4, &release, &running);
+    Started started;
+    BlockTasks(&pool, 4, &release, &started);
     for (int i = 0; i < 10; ++i) pool.Submit([&] { ++done; });
     release.Notify();
     ASSERT_TRUE(pool.WaitIdle(kHangGuard));
