@@ -72,10 +72,11 @@ class EchoServiceImpl final : public EchoService::Service {
       resp.set_index(i);
       resp.set_message(req->message());
       if (!writer->Write(resp)) {
-        writes_failed_.Notify();
+        if (!writes_failed_once_.exchange(true)) writes_failed_.Notify();
         return Status(StatusCode::CANCELLED, "client went away");
       }
       max_written_ = i + 1;
+      ++total_written_;
     }
     (void)ctx;
     if (req->status_code() != 0) {
@@ -115,7 +116,9 @@ class EchoServiceImpl final : public EchoService::Service {
   absl::Notification saw_cancel_;
   absl::Notification writes_failed_;
   std::atomic<int> echo_entered_{0};
+  std::atomic<bool> writes_failed_once_{false};
   std::atomic<int> max_written_{0};
+  std::atomic<int> total_written_{0};  // Over every ServerStream call.
 };
 
 class EndToEndTest : public ::testing::Test {
@@ -717,6 +720,48 @@ TEST_F(EndToEndTest, StalledStreamDoesNotBlockOthers) {
   while (stalled->Read(&resp)) {
   }
   EXPECT_EQ(stalled->Finish().error_code(), StatusCode::CANCELLED);
+}
+
+// Streams whose application does not read hold back only themselves, through
+// their stream windows: a unary call on the same channel goes through (with
+// the connection window given back only as calls read, four unread streams of
+// 64 KiB messages stalled it past its deadline). The deadlines only guard
+// against a hang.
+TEST_F(EndToEndTest, UnreadStreamsDoNotStallOtherCalls) {
+  constexpr int kUnread = 4;
+  EchoRequest big;
+  big.set_count(1000);
+  big.set_response_size(64 << 10);
+  std::vector<std::unique_ptr<ClientContext>> contexts;
+  std::vector<std::unique_ptr<ClientReader<EchoResponse>>> unread;
+  EchoResponse resp;
+  for (int i = 0; i < kUnread; ++i) {
+    contexts.push_back(std::make_unique<ClientContext>());
+    Bound(contexts.back().get(), 60);
+    unread.push_back(stub_->ServerStream(contexts.back().get(), big));
+    ASSERT_TRUE(unread.back()->Read(&resp));  // Started; then never read.
+  }
+  // The server's writers fill about a stream window each.
+  EXPECT_TRUE(WaitUntil(
+      [&] { return service_.total_written_.load() >= kUnread * 16; }));
+
+  ClientContext ctx;
+  Bound(&ctx, 20);
+  EchoRequest req;
+  req.set_message("through");
+  req.set_response_size(64 << 10);
+  EchoResponse out;
+  const Status s = stub_->Echo(&ctx, req, &out);
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out.message(), "through");
+  EXPECT_EQ(out.payload().size(), 64u << 10);
+
+  for (int i = 0; i < kUnread; ++i) {
+    contexts[i]->TryCancel();
+    while (unread[i]->Read(&resp)) {
+    }
+    EXPECT_EQ(unread[i]->Finish().error_code(), StatusCode::CANCELLED);
+  }
 }
 
 // The reverse: a slow server reader holds a fast client writer back.

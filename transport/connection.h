@@ -90,9 +90,18 @@ struct ConnectionOptions {
   // local_settings.enable_push is always sent as 0.
   Http2Settings local_settings = DefaultLocalSettings();
   // The receive window of the whole connection (announced with a
-  // WINDOW_UPDATE right after our SETTINGS). It bounds the DATA octets
-  // received and not yet consumed by the application, across all streams.
+  // WINDOW_UPDATE right after our SETTINGS).
   uint32_t connection_window = 4 << 20;
+  // The receive policy (flow_control.h, README.md "Flow control"): credit
+  // for the connection window goes back to the peer as DATA arrives while
+  // the octets received and not yet consumed by the application, over all
+  // streams, stay within this limit; each octet beyond it holds the
+  // connection window until consumed. So streams whose application does not
+  // read hold back only themselves (through their stream windows) until
+  // this much waits, and received-but-unconsumed DATA never exceeds
+  // receive_buffer_limit + connection_window. 0: credit only for consumed
+  // octets (the window alone bounds the buffered DATA).
+  size_t receive_buffer_limit = 16 << 20;
 
   // ---- Limits (each gives the error named; see README.md "Connection") ----
   // No SETTINGS ACK this long after our SETTINGS: GOAWAY SETTINGS_TIMEOUT.
@@ -341,9 +350,11 @@ class Connection {
   void ResetStream(uint32_t stream_id, Http2ErrorCode code);
   // The application is done with `bytes` octets of the stream's DATA: they
   // leave the receive windows, and WINDOW_UPDATEs go out once half a window
-  // is free (the receive policy; a slow reader stops the peer). Unknown or
-  // closed streams: no-op (a closing stream's unconsumed octets go back to the
-  // connection window by themselves).
+  // is free (the receive policy: a slow reader stops the peer on its stream;
+  // the connection window came back on receipt unless more than
+  // options.receive_buffer_limit octets wait). Unknown or closed streams:
+  // no-op (a closing stream's unconsumed octets go back to the connection
+  // window by themselves).
   void ConsumeData(uint32_t stream_id, size_t bytes);
 
   void SetStreamUserData(uint32_t stream_id, void* user_data);

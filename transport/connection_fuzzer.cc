@@ -82,7 +82,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (mode & 1) != 0 ? transport::Role::kClient : transport::Role::kServer;
   transport::ConnectionOptions options;
   options.role = role;
-  if ((mode & 8) != 0) options = transport::testing::SmallLimitsOptions(role);
+  if ((mode & 8) != 0) {
+    options = transport::testing::SmallLimitsOptions(role);
+    // Credit on receipt within a small buffer, or only on consumption.
+    if ((mode & 32) != 0) options.receive_buffer_limit = 0;
+  }
   FuzzListener listener;
   listener.respond = (mode & 2) != 0;
   listener.slow = (mode & 4) != 0;
@@ -124,14 +128,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int64_t now = 0;
   size_t at = 0;
   int piece = 0;
-  const uint32_t window = std::max<uint32_t>(options.connection_window, 65535);
+  // Received and unconsumed DATA stays within the receive buffer limit plus
+  // the connection window.
+  const size_t window = std::max<uint32_t>(options.connection_window, 65535) +
+                        options.receive_buffer_limit;
   for (const size_t end : splits) {
     now += 1000 * 1000;  // 1 ms per piece.
     conn.Receive(bytes.Sub(at, end - at), now);
     at = end;
     ++piece;
     if (conn.unconsumed_receive_bytes() > window) {
-      std::fprintf(stderr, "unconsumed %zu > window %u\n",
+      std::fprintf(stderr, "unconsumed %zu > limit + window %zu\n",
                    conn.unconsumed_receive_bytes(), window);
       std::abort();
     }

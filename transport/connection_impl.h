@@ -99,7 +99,7 @@ class Connection::Impl : public FrameListener {
   size_t num_pending_streams() const { return pending_count_; }
   size_t queued_send_bytes() const { return queued_send_bytes_; }
   size_t stream_queued_bytes(uint32_t stream_id) const;
-  size_t unconsumed_receive_bytes() const { return conn_recv_.unconsumed(); }
+  size_t unconsumed_receive_bytes() const { return conn_recv_.buffered(); }
   int64_t connection_send_window() const { return conn_send_.available(); }
   int64_t stream_send_window(uint32_t stream_id) const;
   uint32_t last_accepted_stream_id() const { return last_accepted_id_; }
@@ -283,7 +283,7 @@ class Connection::Impl : public FrameListener {
 
   // Flow control of the connection.
   SendWindow conn_send_;
-  ReceiveWindow conn_recv_;
+  ConnectionReceiveWindow conn_recv_;
 
   // Streams.
   absl::flat_hash_map<uint32_t, Stream*> streams_;

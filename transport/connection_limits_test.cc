@@ -52,10 +52,13 @@ class LimitsTest : public ::testing::Test {
 
 // ---- Receive-side flow control (6.9) ----
 
+// With receive_buffer_limit 0 the connection window alone bounds what is
+// buffered: its credit comes back only as the application consumes.
 ConnectionOptions SmallWindows() {
   ConnectionOptions o = ServerOptions();
   o.local_settings.initial_window_size = 65535;
   o.connection_window = 65535;
+  o.receive_buffer_limit = 0;
   return o;
 }
 

@@ -23,11 +23,14 @@ void Connection::Impl::OnDataStart(const FrameHeader& header) {
   const uint32_t id = header.stream_id;
   // The connection window counts every DATA octet, padding included, whatever
   // becomes of the stream (RFC 9113 6.9).
-  if (!conn_recv_.OnReceived(header.length)) {
+  uint32_t increment = 0;
+  if (!conn_recv_.OnReceived(header.length, &increment)) {
     ConnectionError(Http2ErrorCode::kFlowControlError,
                     "DATA beyond the connection window");
     return;
   }
+  // Within the receive buffer limit the connection's credit goes back now.
+  if (increment > 0) WriteWindowUpdate(0, increment, &output_);
   if (header.length == 0 && !header.has_flags(kFlagEndStream) &&
       !TakeToken(&empty_data_, "empty DATA flood")) {
     return;

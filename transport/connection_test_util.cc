@@ -444,6 +444,7 @@ ConnectionOptions SmallLimitsOptions(Role role) {
   o.role = role;
   o.local_settings.initial_window_size = 1000;
   o.connection_window = 3000;
+  o.receive_buffer_limit = 2000;
   o.local_settings.max_concurrent_streams = 3;
   o.local_settings.max_header_list_size = 2000;
   o.max_header_block_bytes = 4000;

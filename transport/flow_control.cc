@@ -70,7 +70,27 @@ void ReceiveWindow::Adjust(int64_t delta) {
   if (target_ < 0) target_ = 0;
 }
 
-WindowUpdateAction ConsumeReceived(ReceiveWindow* connection,
+bool ConnectionReceiveWindow::OnReceived(uint32_t length, uint32_t* increment) {
+  *increment = 0;
+  if (!window_.OnReceived(length)) return false;
+  buffered_ += length;
+  *increment = Release();
+  return true;
+}
+
+uint32_t ConnectionReceiveWindow::Consume(size_t n) {
+  buffered_ -= std::min(n, buffered_);
+  return Release();
+}
+
+uint32_t ConnectionReceiveWindow::Release() {
+  const size_t keep = buffered_ > buffer_limit_ ? buffered_ - buffer_limit_ : 0;
+  const size_t held = window_.unconsumed();
+  if (held <= keep) return 0;
+  return window_.Consume(held - keep);
+}
+
+WindowUpdateAction ConsumeReceived(ConnectionReceiveWindow* connection,
                                    ReceiveWindow* stream,
                                    bool stream_wants_updates, size_t n) {
   WindowUpdateAction action;

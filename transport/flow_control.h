@@ -1,17 +1,23 @@
 // Flow control (RFC 9113 section 5.2 and 6.9) as pure accounting: no I/O, no
-// frames. The Connection keeps one SendWindow and one ReceiveWindow for the
-// connection and one of each per stream; these classes say whether a frame is
-// allowed and which WINDOW_UPDATE increments to send, and the Connection acts
-// on the answer.
+// frames. The Connection keeps one SendWindow and one ConnectionReceiveWindow
+// for the connection and a SendWindow and a ReceiveWindow per stream; these
+// classes say whether a frame is allowed and which WINDOW_UPDATE increments to
+// send, and the Connection acts on the answer.
 //
 // Windows are int64_t: a SETTINGS_INITIAL_WINDOW_SIZE decrease can make a
 // stream's send window negative (RFC 9113 6.9.2), and sums never overflow.
 //
-// Receive policy (backpressure). The peer may send `window()` more octets. We
-// give credit back only for octets the application has consumed
-// (ReceiveWindow::Consume), and only once at least half the target window is
-// free, in one WINDOW_UPDATE. So a slow reader stops the peer within one
-// window, and memory for received data stays bounded by the target.
+// Receive policy (backpressure). The peer may send `window()` more octets.
+// A stream's credit comes back only for octets the application has consumed
+// (ReceiveWindow::Consume), once at least half the target window is free, in
+// one WINDOW_UPDATE: a slow reader stops the peer on its stream within one
+// stream window. The connection's credit comes back as DATA arrives, so that
+// streams whose application does not read never hold back the others, as
+// long as the octets received and not consumed over all streams stay within
+// a buffer limit (ConnectionReceiveWindow); each octet beyond the limit holds
+// the connection window until it is consumed. Memory for received data is
+// then bounded by the limit plus the connection window, whatever the number
+// of streams (and by one stream window per stream).
 
 #ifndef TRANSPORT_FLOW_CONTROL_H_
 #define TRANSPORT_FLOW_CONTROL_H_
@@ -86,6 +92,49 @@ class ReceiveWindow {
   int64_t unannounced_ = 0;
 };
 
+// The connection's receive side: a ReceiveWindow whose credit is returned on
+// receipt while few octets are buffered.
+//
+// `buffered()` counts the DATA octets received and not yet consumed (or
+// discarded) over all streams. Of them, `held() == max(0, buffered() -
+// buffer_limit)` hold the connection window; the others were given back to
+// the peer as they arrived. So the peer is stopped by the connection window
+// only once buffer_limit + target octets wait, and buffer_limit 0 is the
+// classic policy (credit only for consumed octets). Invariant:
+//   window() + held() + unannounced() == target()
+class ConnectionReceiveWindow {
+ public:
+  // `initial`, `target` as for ReceiveWindow.
+  ConnectionReceiveWindow(uint32_t initial, uint32_t target,
+                          size_t buffer_limit)
+      : window_(initial, target), buffer_limit_(buffer_limit) {}
+
+  int64_t window() const { return window_.window(); }
+  int64_t target() const { return window_.target(); }
+  size_t buffered() const { return buffered_; }
+  size_t held() const { return window_.unconsumed(); }
+  int64_t unannounced() const { return window_.unannounced(); }
+  size_t buffer_limit() const { return buffer_limit_; }
+
+  // A DATA frame of `length` octets arrived (padding included). False
+  // (nothing changes) if it exceeds the window: FLOW_CONTROL_ERROR. Else
+  // *increment gets the WINDOW_UPDATE increment to send now (0: none).
+  [[nodiscard]] bool OnReceived(uint32_t length, uint32_t* increment);
+  // `n` buffered octets were consumed or discarded (clamped to buffered()).
+  // Returns the WINDOW_UPDATE increment to send now, 0 for none yet.
+  [[nodiscard]] uint32_t Consume(size_t n);
+  // As ReceiveWindow::TakeUpdate (the connection's initial WINDOW_UPDATE).
+  [[nodiscard]] uint32_t TakeUpdate() { return window_.TakeUpdate(); }
+
+ private:
+  // Gives back the held octets beyond max(0, buffered - limit).
+  uint32_t Release();
+
+  ReceiveWindow window_;  // Its unconsumed() is held().
+  const size_t buffer_limit_;
+  size_t buffered_ = 0;
+};
+
 // Both windows a DATA octet goes through on receipt: the answers for one
 // Consume call on a stream.
 struct WindowUpdateAction {
@@ -97,7 +146,7 @@ struct WindowUpdateAction {
 // (the stream is gone: only the connection's window is credited), and a
 // stream whose peer side has ended (`stream_wants_updates` false) gets no
 // WINDOW_UPDATE: it would be useless.
-WindowUpdateAction ConsumeReceived(ReceiveWindow* connection,
+WindowUpdateAction ConsumeReceived(ConnectionReceiveWindow* connection,
                                    ReceiveWindow* stream,
                                    bool stream_wants_updates, size_t n);
 

@@ -76,23 +76,74 @@ TEST(ReceiveWindowTest, AdjustMovesWindowAndTarget) {
 }
 
 TEST(ConsumeReceivedTest, ReturnsBothActions) {
-  ReceiveWindow conn(100);
+  ConnectionReceiveWindow conn(100, 100, /*buffer_limit=*/0);
   ReceiveWindow stream(100);
-  ASSERT_TRUE(conn.OnReceived(60));
+  uint32_t inc = 0;
+  ASSERT_TRUE(conn.OnReceived(60, &inc));
+  EXPECT_EQ(inc, 0u);
   ASSERT_TRUE(stream.OnReceived(60));
   WindowUpdateAction a = ConsumeReceived(&conn, &stream, true, 60);
   EXPECT_EQ(a.connection_increment, 60u);
   EXPECT_EQ(a.stream_increment, 60u);
   // A stream whose peer side ended wants no update; the connection does.
-  ASSERT_TRUE(conn.OnReceived(60));
+  ASSERT_TRUE(conn.OnReceived(60, &inc));
   ASSERT_TRUE(stream.OnReceived(60));
   a = ConsumeReceived(&conn, &stream, false, 60);
   EXPECT_EQ(a.connection_increment, 60u);
   EXPECT_EQ(a.stream_increment, 0u);
   // No stream: the connection alone.
-  ASSERT_TRUE(conn.OnReceived(50));
+  ASSERT_TRUE(conn.OnReceived(50, &inc));
   a = ConsumeReceived(&conn, nullptr, false, 50);
   EXPECT_EQ(a.connection_increment, 50u);
+}
+
+TEST(ConnectionReceiveWindowTest, CreditGoesBackOnReceiptWithinTheLimit) {
+  ConnectionReceiveWindow w(100, 100, /*buffer_limit=*/1000);
+  uint32_t inc = 0;
+  ASSERT_TRUE(w.OnReceived(40, &inc));
+  EXPECT_EQ(inc, 0u);  // Below half the target: wait.
+  ASSERT_TRUE(w.OnReceived(40, &inc));
+  EXPECT_EQ(inc, 80u);  // Nothing consumed, yet the peer may send again.
+  EXPECT_EQ(w.window(), 100);
+  EXPECT_EQ(w.buffered(), 80u);
+  EXPECT_EQ(w.held(), 0u);
+  // Consuming buffered octets owes the peer nothing more.
+  EXPECT_EQ(w.Consume(80), 0u);
+  EXPECT_EQ(w.buffered(), 0u);
+  EXPECT_EQ(w.window(), 100);
+}
+
+TEST(ConnectionReceiveWindowTest, BeyondTheLimitOctetsHoldTheWindow) {
+  ConnectionReceiveWindow w(100, 100, /*buffer_limit=*/150);
+  uint32_t inc = 0;
+  size_t received = 0;
+  // The peer is stopped once limit + window octets wait unconsumed.
+  for (int i = 0; i < 100 && w.OnReceived(10, &inc); ++i) received += 10;
+  EXPECT_EQ(received, 250u);
+  EXPECT_EQ(w.buffered(), 250u);
+  EXPECT_EQ(w.held(), 100u);
+  EXPECT_EQ(w.window(), 0);
+  EXPECT_EQ(w.window() + static_cast<int64_t>(w.held()) + w.unannounced(),
+            w.target());
+  // Consuming gives back only what falls under the limit again.
+  EXPECT_EQ(w.Consume(60), 60u);
+  EXPECT_EQ(w.held(), 40u);
+  EXPECT_EQ(w.Consume(1000), 0u);  // 40 < half the target: not yet sent.
+  EXPECT_EQ(w.buffered(), 0u);
+  EXPECT_EQ(w.held(), 0u);
+  EXPECT_EQ(w.window() + static_cast<int64_t>(w.held()) + w.unannounced(),
+            w.target());
+}
+
+TEST(ConnectionReceiveWindowTest, ZeroLimitIsTheClassicPolicy) {
+  ConnectionReceiveWindow w(100, 100, /*buffer_limit=*/0);
+  uint32_t inc = 0;
+  ASSERT_TRUE(w.OnReceived(100, &inc));
+  EXPECT_EQ(inc, 0u);
+  EXPECT_FALSE(w.OnReceived(1, &inc));
+  EXPECT_EQ(w.held(), 100u);
+  EXPECT_EQ(w.Consume(30), 0u);
+  EXPECT_EQ(w.Consume(30), 60u);
 }
 
 TEST(FloodBudgetTest, BurstThenRate) {
