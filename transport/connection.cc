@@ -142,6 +142,13 @@ int64_t Connection::Impl::NextDeadline() const {
   if (shutdown_ping_outstanding_) {
     deadline = std::min(deadline, shutdown_deadline_);
   }
+  if (reset_ping_outstanding_ && !unanswered_resets_.empty()) {
+    deadline = std::min(deadline,
+                        reset_ping_sent_ns_ + options_.reset_ping_timeout_ns);
+  } else if (ResetsBlockStreams() && reset_ping_ever_sent_) {
+    deadline = std::min(deadline,
+                        last_reset_ping_ns_ + options_.reset_ping_interval_ns);
+  }
   return deadline;
 }
 
@@ -156,6 +163,7 @@ void Connection::Impl::OnTimer(int64_t now_ns) {
   if (shutdown_ping_outstanding_ && now_ns >= shutdown_deadline_) {
     SendFinalGoAway();
   }
+  // The reset PING's timeout and interval: the epilogue's MaybeAckResets.
 }
 
 // ---- Connection-wide commands ----
@@ -263,7 +271,7 @@ void Connection::Impl::CloseStream(Stream* s, bool reset_by_us) {
     } else {
       --active_peer_;
     }
-    RememberClosed(s->id, reset_by_us);
+    if (!reset_by_us) RememberClosed(s->id);
   }
   queued_send_bytes_ -= s->send_queue.size();
   s->send_queue.Clear();
@@ -279,18 +287,108 @@ void Connection::Impl::CloseStream(Stream* s, bool reset_by_us) {
   closed_ids_.push_back(s->id);
 }
 
-void Connection::Impl::RememberClosed(uint32_t stream_id, bool reset_by_us) {
-  closed_ring_[closed_ring_pos_] = stream_id | (reset_by_us ? 0x80000000u : 0);
+// ---- Closed ids ----
+
+void Connection::Impl::RememberClosed(uint32_t stream_id) {
+  closed_ring_[closed_ring_pos_] = stream_id;
   closed_ring_pos_ = (closed_ring_pos_ + 1) % kClosedMemory;
 }
 
-int Connection::Impl::RecallClosed(uint32_t stream_id) const {
+void Connection::Impl::NotePeerStreamId(uint32_t id) {
+  const uint32_t expected = last_peer_id_ == 0 ? 1 : last_peer_id_ + 2;
+  if (id > expected) {
+    skipped_ring_[skipped_ring_pos_] = {expected, id - 2};
+    skipped_ring_pos_ = (skipped_ring_pos_ + 1) % kSkippedMemory;
+  }
+  last_peer_id_ = id;
+}
+
+Connection::Impl::ClosedId Connection::Impl::ClassifyClosed(
+    uint32_t stream_id) const {
   for (const uint32_t entry : closed_ring_) {
-    if ((entry & kStreamIdMask) == stream_id && stream_id != 0) {
-      return (entry & 0x80000000u) != 0 ? 2 : 1;
+    if (entry == stream_id && stream_id != 0) return ClosedId::kStreamClosed;
+  }
+  if (!IsLocalId(stream_id)) {
+    for (const auto& [first, last] : skipped_ring_) {
+      if (first != 0 && stream_id >= first && stream_id <= last) {
+        return ClosedId::kNeverOpened;
+      }
     }
   }
-  return 0;
+  // Reset by us (the peer may not have seen it yet: 5.1 says ignore), or
+  // forgotten: a frame the peer may legitimately have had in flight, or an
+  // old violation; nothing to protect but the HPACK context and the
+  // connection window, which the callers keep.
+  return ClosedId::kIgnore;
+}
+
+// ---- Resets the peer has not answered ----
+
+void Connection::Impl::NoteResetSent(const Stream* s) {
+  if (!IsLocalId(s->id) || s->state == StreamState::kPending ||
+      s->state == StreamState::kClosed || s->remote_closed() ||
+      goaway_received_ ||
+      unanswered_resets_.size() >= options_.max_unanswered_resets) {
+    return;
+  }
+  unanswered_resets_[s->id] = reset_ping_gen_;
+}
+
+void Connection::Impl::NoteAnswered(uint32_t stream_id) {
+  if (!unanswered_resets_.empty()) unanswered_resets_.erase(stream_id);
+}
+
+bool Connection::Impl::ResetsBlockStreams() const {
+  const uint32_t limit = PeerStreamLimit();
+  return !unanswered_resets_.empty() && pending_count_ > 0 &&
+         active_local_ < limit && CountedLocalStreams() >= limit;
+}
+
+void Connection::Impl::ForgetResets(uint32_t up_to_gen) {
+  absl::erase_if(unanswered_resets_, [up_to_gen](const auto& entry) {
+    return entry.second <= up_to_gen;
+  });
+}
+
+void Connection::Impl::OnResetPingAck(uint32_t gen) {
+  if (gen >= reset_ping_gen_) return;  // Not a PING of ours.
+  if (gen == reset_ping_gen_ - 1) reset_ping_outstanding_ = false;
+  // The peer processed everything sent before the PING (a late ACK of one
+  // that timed out too): every reset it covers is seen.
+  ForgetResets(gen);
+}
+
+void Connection::Impl::MaybeAckResets() {
+  if (unanswered_resets_.empty() || dead_) return;
+  if (goaway_received_) {
+    unanswered_resets_.clear();  // No stream will start again.
+    reset_ping_outstanding_ = false;
+    return;
+  }
+  if (reset_ping_outstanding_ &&
+      now_ - reset_ping_sent_ns_ >= options_.reset_ping_timeout_ns) {
+    // No ACK: stop counting what the PING covers (a refusal is retried).
+    reset_ping_outstanding_ = false;
+    ForgetResets(reset_ping_gen_ - 1);
+  }
+  if (reset_ping_outstanding_ || !ResetsBlockStreams()) return;
+  if (reset_ping_ever_sent_) {
+    if (!peer_sent_since_reset_ping_) {
+      // Another PING might count as abuse in the peer's ping policy.
+      unanswered_resets_.clear();
+      return;
+    }
+    if (now_ - last_reset_ping_ns_ < options_.reset_ping_interval_ns) {
+      return;  // NextDeadline wakes us.
+    }
+  }
+  WritePing(kResetPingTag | reset_ping_gen_, /*ack=*/false, &output_);
+  ++reset_ping_gen_;  // Later resets wait for the next PING.
+  reset_ping_outstanding_ = true;
+  reset_ping_ever_sent_ = true;
+  reset_ping_sent_ns_ = now_;
+  last_reset_ping_ns_ = now_;
+  peer_sent_since_reset_ping_ = false;
 }
 
 // ---- Errors ----
@@ -306,6 +404,7 @@ void Connection::Impl::StreamError(Stream* s, Http2ErrorCode code) {
   const uint32_t id = s->id;
   if (!CountReply()) return;
   WriteRstStream(id, code, &output_);
+  NoteResetSent(s);
   listener_->OnStreamReset(id, code, /*remote=*/false);
   CloseStream(s, /*reset_by_us=*/true);
   TakeToken(&resets_, "too many stream errors");
@@ -321,7 +420,6 @@ void Connection::Impl::StreamErrorOnId(uint32_t stream_id,
   }
   if (!CountReply()) return;
   WriteRstStream(stream_id, code, &output_);
-  RememberClosed(stream_id, /*reset_by_us=*/true);
   TakeToken(&resets_, "too many stream errors");
 }
 
@@ -373,6 +471,7 @@ void Connection::Impl::AfterCall() {
   for (int round = 0; round < 16; ++round) {
     bool progressed = false;
     if (!dead_) {
+      MaybeAckResets();
       progressed |= StartPendingStreams();
       progressed |= Pump();
     }

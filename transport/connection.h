@@ -133,6 +133,21 @@ struct ConnectionOptions {
   // Client: requests waiting for the peer's MAX_CONCURRENT_STREAMS; more
   // fail SubmitRequest with kResourceExhausted.
   uint32_t max_pending_streams = 1000;
+  // Client: a stream we reset (ResetStream, or a stream error) while the
+  // peer's side was open keeps counting against the peer's
+  // MAX_CONCURRENT_STREAMS until the peer shows it is done with it (a frame
+  // with END_STREAM or RST_STREAM on it), so that a new stream is not
+  // refused by a peer that has not yet processed the reset. When requests
+  // wait only for such streams, a PING (opaque 0x72737461xxxxxxxx, "rsta",
+  // reserved) asks the peer to acknowledge every reset before it: at most
+  // one at a time, at most one per reset_ping_interval_ns, and only if the
+  // peer sent HEADERS or DATA since the previous one (a peer's ping policy
+  // forgives pings while it sends; otherwise the resets stop counting).
+  // Resets whose PING is not ACKed within reset_ping_timeout_ns stop
+  // counting; at most max_unanswered_resets are counted.
+  uint32_t max_unanswered_resets = 1000;
+  int64_t reset_ping_interval_ns = int64_t{20} * 1000 * 1000;
+  int64_t reset_ping_timeout_ns = int64_t{1} * 1000 * 1000 * 1000;
   // The first stream id we open (0: 1 for a client, 2 for a server). Tests
   // start near the end of the id space; the parity must fit the role.
   uint32_t first_local_stream_id = 0;
@@ -315,9 +330,10 @@ class Connection {
   // ---- Streams ----
   // Client: opens a request stream and returns its id (ids are assigned now,
   // in submission order). When the peer's MAX_CONCURRENT_STREAMS (taken as
-  // at most 100 until the peer's first SETTINGS arrive) is reached
-  // the stream waits in a queue (its HEADERS not yet sent; SubmitData and
-  // SubmitTrailers may queue behind them) and starts as others close:
+  // at most 100 until the peer's first SETTINGS arrive; streams we reset
+  // count until the peer has seen the reset, see max_unanswered_resets) is
+  // reached the stream waits in a queue (its HEADERS not yet sent; SubmitData
+  // and SubmitTrailers may queue behind them) and starts as others close:
   // OnStreamStarted tells when. `headers`: pseudo-headers first (:method,
   // :scheme, :path, :authority), lowercase names.
   // Errors: kFailedPrecondition (server role), kInvalidArgument (breaks RFC
@@ -347,6 +363,10 @@ class Connection {
                               absl::Span<const hpack::HeaderField> trailers);
   // Ends a stream now: RST_STREAM(code) (none for a client stream still
   // pending), its queued data dropped, OnStreamClosed. No-op for unknown ids.
+  // Whatever the peer still sends on it is ignored (RFC 9113 5.1, 6.4; its
+  // DATA credited to the connection window), however many streams were
+  // reset, and a client's stream keeps counting against the peer's
+  // MAX_CONCURRENT_STREAMS until the peer answers (max_unanswered_resets).
   void ResetStream(uint32_t stream_id, Http2ErrorCode code);
   // The application is done with `bytes` octets of the stream's DATA: they
   // leave the receive windows, and WINDOW_UPDATEs go out once half a window

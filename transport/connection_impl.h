@@ -234,10 +234,50 @@ class Connection::Impl : public FrameListener {
   // Unlinks the stream, releases its queues, returns its unconsumed octets to
   // the connection window, remembers the id, and schedules OnStreamClosed.
   void CloseStream(Stream* s, bool reset_by_us);
-  // Remembers a closed id for the 5.1 rules (bounded ring).
-  void RememberClosed(uint32_t stream_id, bool reset_by_us);
-  // 0: not remembered; 1: closed; 2: closed by our RST_STREAM.
-  int RecallClosed(uint32_t stream_id) const;
+
+  // ---- Closed ids (RFC 9113 5.1; README.md "Closed streams") ----
+  // What a frame on a non-idle id without a live Stream meets.
+  enum class ClosedId : uint8_t {
+    // Closed by our RST_STREAM (or refused), or closed too long ago to be
+    // remembered: the frame is dropped (its HPACK block decoded, its DATA
+    // credited to the connection window).
+    kIgnore,
+    // Recently closed by both END_STREAMs or by the peer's RST_STREAM: the
+    // peer broke 5.1, STREAM_CLOSED.
+    kStreamClosed,
+    // A peer id that a higher one skipped (5.1.1, recently): never opened.
+    kNeverOpened,
+  };
+  ClosedId ClassifyClosed(uint32_t stream_id) const;
+  // Remembers an id closed by both END_STREAMs or by the peer's RST_STREAM
+  // (bounded ring; ids we reset are not remembered: frames on them are
+  // ignored anyway).
+  void RememberClosed(uint32_t stream_id);
+  // A new peer stream id `id`: remembers the ids it skipped (5.1.1).
+  void NotePeerStreamId(uint32_t id);
+
+  // ---- Streams we reset that the peer may still count (client role) ----
+  // Open streams of ours count against the peer's MAX_CONCURRENT_STREAMS.
+  size_t CountedLocalStreams() const {
+    return active_local_ + unanswered_resets_.size();
+  }
+  // We reset local stream `s` (RST_STREAM written): it keeps counting until
+  // the peer answers, if the peer's side was still open.
+  void NoteResetSent(const Stream* s);
+  // The peer sent END_STREAM or RST_STREAM on `stream_id` (no live Stream).
+  void NoteAnswered(uint32_t stream_id);
+  // Pending streams wait only because of counted resets.
+  bool ResetsBlockStreams() const;
+  // Stops counting the resets of generations up to `up_to_gen`.
+  void ForgetResets(uint32_t up_to_gen);
+  // The ACK of reset PING `gen`.
+  void OnResetPingAck(uint32_t gen);
+  // The opaque data of the PINGs asking the peer to acknowledge our resets:
+  // "rsta" and the generation in the low 32 bits.
+  static constexpr uint64_t kResetPingTag = uint64_t{0x72737461} << 32;
+  // Sends the reset PING, or stops counting the resets, when streams wait
+  // for them (options.reset_ping_*); the epilogue calls it.
+  void MaybeAckResets();
   // Stream error: RST_STREAM(code), OnStreamReset(code, false), close. Counts
   // against the stream_resets budget (the peer caused it).
   void StreamError(Stream* s, Http2ErrorCode code);
@@ -305,10 +345,26 @@ class Connection::Impl : public FrameListener {
   uint32_t last_accepted_id_ = 0;  // Highest peer id handed to the listener.
   size_t queued_send_bytes_ = 0;
   uint64_t headers_or_data_sent_ = 0;  // HEADERS/DATA writes, for pings.
-  // Recently closed ids, bit 31 set when we reset them (ring).
+  // Ids recently closed by both END_STREAMs or the peer's RST_STREAM (ring),
+  // and ranges of peer ids skipped by a higher one (ring of [first, last]).
   static constexpr size_t kClosedMemory = 128;
   std::array<uint32_t, kClosedMemory> closed_ring_{};
   size_t closed_ring_pos_ = 0;
+  static constexpr size_t kSkippedMemory = 16;
+  std::array<std::pair<uint32_t, uint32_t>, kSkippedMemory> skipped_ring_{};
+  size_t skipped_ring_pos_ = 0;
+  // Local streams we reset while the peer's side was open, until the peer
+  // answers (END_STREAM or RST_STREAM on them) or ACKs the reset PING whose
+  // generation is the value (at most options.max_unanswered_resets).
+  absl::flat_hash_map<uint32_t, uint32_t> unanswered_resets_;
+  uint32_t reset_ping_gen_ = 0;  // Generation of the next reset PING.
+  bool reset_ping_outstanding_ = false;
+  int64_t reset_ping_sent_ns_ = 0;
+  int64_t last_reset_ping_ns_ = 0;
+  bool reset_ping_ever_sent_ = false;
+  // HEADERS or DATA arrived since our last reset PING (a peer's ping policy
+  // forgives pings while it sends: gRPC's ping strikes).
+  bool peer_sent_since_reset_ping_ = true;
 
   // Header block being assembled from HEADERS + CONTINUATION.
   std::string block_;

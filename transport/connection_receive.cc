@@ -31,6 +31,7 @@ void Connection::Impl::OnDataStart(const FrameHeader& header) {
   }
   // Within the receive buffer limit the connection's credit goes back now.
   if (increment > 0) WriteWindowUpdate(0, increment, &output_);
+  peer_sent_since_reset_ping_ = true;
   if (header.length == 0 && !header.has_flags(kFlagEndStream) &&
       !TakeToken(&empty_data_, "empty DATA flood")) {
     return;
@@ -42,8 +43,9 @@ void Connection::Impl::OnDataStart(const FrameHeader& header) {
       return;
     }
     CreditConnection(header.length);
-    // Closed: ignored after our RST_STREAM (5.1), STREAM_CLOSED otherwise.
-    if (RecallClosed(id) != 2) {
+    if (header.has_flags(kFlagEndStream)) NoteAnswered(id);
+    // Closed: STREAM_CLOSED if the peer knew it (5.1), else ignored.
+    if (ClassifyClosed(id) != ClosedId::kIgnore) {
       StreamErrorOnId(id, Http2ErrorCode::kStreamClosed);
     }
     return;
@@ -122,6 +124,7 @@ void Connection::Impl::OnHeaders(const FrameHeader& header,
                                  const PriorityFields* /*priority*/,
                                  std::string_view fragment) {
   if (dead_) return;
+  peer_sent_since_reset_ping_ = true;
   const bool end_stream = header.has_flags(kFlagEndStream);
   if (header.has_flags(kFlagEndHeaders)) {
     // The common case: the whole block in one frame, decoded in place.
@@ -192,11 +195,10 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
       ConnectionError(Http2ErrorCode::kProtocolError, "HEADERS on idle stream");
       return;
     }
-    const int closed = RecallClosed(id);
-    if (closed == 2) return;  // Reset by us: ignore (5.1).
-    ConnectionError(closed == 1 ? Http2ErrorCode::kStreamClosed
-                                : Http2ErrorCode::kProtocolError,
-                    "HEADERS on closed stream");
+    if (end_stream) NoteAnswered(id);
+    // Reset by us, or long closed: ignored (5.1; the block was decoded).
+    if (ClassifyClosed(id) == ClosedId::kIgnore) return;
+    ConnectionError(Http2ErrorCode::kStreamClosed, "HEADERS on closed stream");
     return;
   }
   if (options_.role == Role::kClient) {
@@ -205,20 +207,23 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
     return;
   }
   if (id <= last_peer_id_) {
-    const int closed = RecallClosed(id);
-    if (closed == 2) return;  // Reset (or refused) by us: ignore.
-    // A closed stream (5.1), or a new stream id not above the last (5.1.1).
-    ConnectionError(
-        closed == 1 ? Http2ErrorCode::kStreamClosed
-                    : Http2ErrorCode::kProtocolError,
-        closed == 1 ? "HEADERS on closed stream" : "stream id not increasing");
-    return;
+    switch (ClassifyClosed(id)) {
+      case ClosedId::kIgnore:  // Reset or refused by us, or long closed.
+        return;
+      case ClosedId::kStreamClosed:  // 5.1.
+        ConnectionError(Http2ErrorCode::kStreamClosed,
+                        "HEADERS on closed stream");
+        return;
+      case ClosedId::kNeverOpened:  // A new stream id not above the last.
+        ConnectionError(Http2ErrorCode::kProtocolError,
+                        "stream id not increasing");
+        return;
+    }
   }
   // A new peer stream.
-  last_peer_id_ = id;
+  NotePeerStreamId(id);
   if (final_goaway_sent_ && id > goaway_sent_last_id_) {
-    RememberClosed(id, /*reset_by_us=*/true);  // After our GOAWAY: ignored.
-    return;
+    return;  // After our GOAWAY: ignored (as any later frame on it).
   }
   // Over the header list limit: a stream the listener can answer (8.1.1
   // rules are not checked on what was kept).
@@ -349,7 +354,9 @@ void Connection::Impl::OnRstStream(uint32_t stream_id, Http2ErrorCode code) {
     if (IsIdle(stream_id)) {
       ConnectionError(Http2ErrorCode::kProtocolError,
                       "RST_STREAM on idle stream");
+      return;
     }
+    NoteAnswered(stream_id);
     return;  // Closed: ignore.
   }
   listener_->OnStreamReset(stream_id, code, /*remote=*/true);
@@ -465,6 +472,10 @@ void Connection::Impl::OnPing(uint64_t opaque_data, bool ack) {
   if (ack) {
     if (shutdown_ping_outstanding_ && opaque_data == 0x73687574646f776eULL) {
       SendFinalGoAway();
+      return;
+    }
+    if ((opaque_data >> 32) == (kResetPingTag >> 32)) {
+      OnResetPingAck(static_cast<uint32_t>(opaque_data));
       return;
     }
     listener_->OnPingAck(opaque_data);

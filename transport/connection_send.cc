@@ -69,7 +69,7 @@ absl::StatusOr<uint32_t> Connection::Impl::SubmitRequest(
   absl::Status status = CheckOutgoing(HeaderKind::kRequest, headers, &info);
   if (!status.ok()) return status;
   const bool start_now =
-      pending_count_ == 0 && active_local_ < PeerStreamLimit();
+      pending_count_ == 0 && CountedLocalStreams() < PeerStreamLimit();
   if (!start_now && pending_count_ >= options_.max_pending_streams) {
     return absl::ResourceExhaustedError("too many pending streams");
   }
@@ -177,6 +177,7 @@ void Connection::Impl::ResetStream(uint32_t stream_id, Http2ErrorCode code) {
   if (s == nullptr) return;
   if (s->state != StreamState::kPending) {
     WriteRstStream(stream_id, code, &output_);
+    NoteResetSent(s);
   }
   CloseStream(s, /*reset_by_us=*/true);
 }
@@ -249,8 +250,8 @@ void Connection::Impl::Enqueue(Stream* s) {
 
 bool Connection::Impl::StartPendingStreams() {
   bool started = false;
-  while (pending_head_ < pending_.size() && active_local_ < PeerStreamLimit() &&
-         !goaway_received_) {
+  while (pending_head_ < pending_.size() &&
+         CountedLocalStreams() < PeerStreamLimit() && !goaway_received_) {
     Stream* s = FindStream(pending_[pending_head_++]);
     if (s == nullptr || s->state != StreamState::kPending) continue;
     StartStream(s, s->request_headers);
