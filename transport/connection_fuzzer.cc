@@ -3,10 +3,14 @@
 // Input: octet 0 picks the setup (bit 0: client role, else server; bit 1: the
 // application answers every request / sends a request body; bit 2: a slow
 // reader that consumes only every fourth piece; bit 3: small windows and
-// limits; bit 4: the output is drained only every fourth piece), octets 1-4
-// seed the split points, the rest is what the peer sends after its preface
-// and SETTINGS. Checks, besides the sanitizers: memory stays within the
-// configured bounds (received-not-consumed octets within the connection
+// limits; bit 4: the output is drained only every fourth piece; bit 5, with
+// bit 3: connection credit only on consumption, else within a small receive
+// buffer), octets 1-4 seed the split points, the rest is what the peer sends
+// after its preface and SETTINGS. A client resets some of its streams as
+// their responses start and opens new ones as streams close (resets counted
+// against the peer's limit, late frames ignored). Checks, besides the
+// sanitizers: memory stays within the configured bounds (received-not-
+// consumed octets within the receive buffer limit plus the connection
 // window, output near the high-water mark plus bounded replies).
 #include <algorithm>
 #include <cstdint>
@@ -54,6 +58,9 @@ class FuzzListener : public transport::ConnectionListener {
 
   void OnHeaders(uint32_t id, const hpack::HeaderList&, bool end) override {
     if (end) Answer(id);
+    if (conn->role() == transport::Role::kClient && id % 4 == 1) {
+      conn->ResetStream(id, Http2ErrorCode::kCancel);
+    }
   }
   void OnTrailers(uint32_t id, const hpack::HeaderList&) override {
     Answer(id);
@@ -70,7 +77,15 @@ class FuzzListener : public transport::ConnectionListener {
   void OnStreamReset(uint32_t id, Http2ErrorCode, bool) override {
     if (id % 7 == 0) conn->ResetStream(id + 2, Http2ErrorCode::kCancel);
   }
-  void OnStreamClosed(uint32_t) override {}
+  void OnStreamClosed(uint32_t) override {
+    if (conn->role() != transport::Role::kClient || requests_left == 0) return;
+    --requests_left;
+    const hpack::HeaderField request[] = {{":method", "GET", false},
+                                          {":scheme", "http", false},
+                                          {":path", "/", false}};
+    (void)conn->SubmitRequest(request, true);
+  }
+  int requests_left = 8;  // Client: opened as others close.
 };
 
 }  // namespace
