@@ -305,6 +305,11 @@ void Connection::Impl::NotePeerStreamId(uint32_t id) {
 
 Connection::Impl::ClosedId Connection::Impl::ClassifyClosed(
     uint32_t stream_id) const {
+  // Streams we opened (a client's): whatever the peer sends after they
+  // closed is ignored, as grpc++'s and nghttp2's clients do. A server that
+  // ends a stream twice (grpc++: trailers + RST_STREAM, then its handler's
+  // trailers again) must not fail every other call on the connection.
+  if (IsLocalId(stream_id)) return ClosedId::kIgnore;
   for (const uint32_t entry : closed_ring_) {
     if (entry == stream_id && stream_id != 0) return ClosedId::kStreamClosed;
   }

@@ -153,7 +153,8 @@ struct ConnectionOptions {
   uint32_t first_local_stream_id = 0;
 
   // Flood budgets (FloodLimit above).
-  // RST_STREAM received, plus stream errors the peer caused (CVE-2023-44487).
+  // RST_STREAM received (server role), plus stream errors the peer caused
+  // (CVE-2023-44487).
   FloodLimit stream_resets = {1000, 200};
   FloodLimit settings_frames = {100, 10};    // Non-ACK SETTINGS.
   FloodLimit pings = {1000, 100};            // Non-ACK PING.

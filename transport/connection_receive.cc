@@ -195,10 +195,9 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
       ConnectionError(Http2ErrorCode::kProtocolError, "HEADERS on idle stream");
       return;
     }
+    // Closed: a client ignores whatever comes on its own closed streams
+    // (ClassifyClosed; the block was decoded for the HPACK context).
     if (end_stream) NoteAnswered(id);
-    // Reset by us, or long closed: ignored (5.1; the block was decoded).
-    if (ClassifyClosed(id) == ClosedId::kIgnore) return;
-    ConnectionError(Http2ErrorCode::kStreamClosed, "HEADERS on closed stream");
     return;
   }
   if (options_.role == Role::kClient) {
@@ -347,8 +346,13 @@ void Connection::Impl::OnPushPromise(const FrameHeader& /*header*/,
 
 void Connection::Impl::OnRstStream(uint32_t stream_id, Http2ErrorCode code) {
   if (dead_) return;
-  // Rapid reset (CVE-2023-44487): each RST_STREAM costs a token.
-  if (!TakeToken(&resets_, "RST_STREAM flood")) return;
+  // Rapid reset (CVE-2023-44487), an attack on a server's work: each
+  // RST_STREAM a client sends costs a token. A server's resets cost a client
+  // nothing (grpc++ answers a burst of cancelled calls with as many).
+  if (options_.role == Role::kServer &&
+      !TakeToken(&resets_, "RST_STREAM flood")) {
+    return;
+  }
   Stream* s = FindActive(stream_id);
   if (s == nullptr) {
     if (IsIdle(stream_id)) {

@@ -1,7 +1,6 @@
 // Transport bugs the chaos suite found (README.md, known bugs 6 and 9), as
 // sans-IO regression tests of a client Connection against a scripted
-// server. DISABLED_ until their fixes land in transport/ (the connection
-// work of issue 11); run them with --gtest_also_run_disabled_tests.
+// server.
 
 #include <cstdint>
 #include <vector>
@@ -41,7 +40,7 @@ class FoundBugsTest : public ::testing::Test {
 // other call on the connection; grpc++'s and nghttp2's clients ignore frames
 // on a stream they closed. The connection must live and the other streams
 // finish.
-TEST_F(FoundBugsTest, DISABLED_GrpcppSecondTrailersAfterResetAreIgnored) {
+TEST_F(FoundBugsTest, GrpcppSecondTrailersAfterResetAreIgnored) {
   ASSERT_TRUE(conn_.SubmitRequest(View(GetRequest()), true).ok());  // 1
   ASSERT_TRUE(conn_.SubmitRequest(View(GetRequest()), true).ok());  // 3
   peer_.Read(&conn_);
@@ -69,7 +68,7 @@ TEST_F(FoundBugsTest, DISABLED_GrpcppSecondTrailersAfterResetAreIgnored) {
 // against grpc++ in ChaosTest.ResetBurst). Rapid reset is an attack on a
 // server's work; a server's resets cost a client nothing. The connection
 // must live.
-TEST_F(FoundBugsTest, DISABLED_ServerResetsAreNotAFloodOnAClient) {
+TEST_F(FoundBugsTest, ServerResetsAreNotAFloodOnAClient) {
   std::vector<uint32_t> ids;
   for (int i = 0; i < 1100; ++i) {
     absl::StatusOr<uint32_t> id = conn_.SubmitRequest(View(GetRequest()), true);
