@@ -288,9 +288,11 @@ absl::Status EventLoop::Unwatch(int fd) {
 
 EventLoop::TimerId EventLoop::RunAfter(absl::Duration delay, Task task) {
   if (delay < absl::ZeroDuration()) delay = absl::ZeroDuration();
-  // Outside an iteration (setup code before Run) the cached time may be
-  // arbitrarily old.
-  const Clock::time_point base = in_iteration_ ? now_ : ReadClock();
+  // Count from the clock, not from Now(): the cached time is stale by
+  // whatever this iteration has run so far (or arbitrarily old outside an
+  // iteration), and a deadline taken from it would fire early by as much. A
+  // steady_clock read is a vDSO call; a manual clock reads manual_now_.
+  const Clock::time_point base = ReadClock();
   // Beyond a century counts as never (and keeps the addition from
   // overflowing).
   const Clock::time_point deadline =

@@ -132,9 +132,10 @@ class EventLoop {
   absl::Status Unwatch(int fd);
   bool IsWatched(int fd) const { return watchers_.contains(fd); }
 
-  // Runs `task` once, `delay` after Now() (negative counts as zero; called
-  // outside an iteration: after the current time), in the timer phase of an
-  // iteration. O(log n).
+  // Runs `task` once, in the timer phase of the first iteration that starts
+  // at least `delay` after this call (negative counts as zero). The delay
+  // counts from the clock read now, not from Now(), which lags by the time
+  // this iteration already ran: a timer never fires early. O(log n).
   TimerId RunAfter(absl::Duration delay, Task task);
   TimerId RunAt(Clock::time_point deadline, Task task);
   // Cancels a pending timer: returns true if it had not fired yet. The task
@@ -147,7 +148,8 @@ class EventLoop {
   // Work deferred from deferred work runs in the same phase.
   void Defer(Task task);
 
-  // The monotonic time, read once per iteration (after epoll_wait).
+  // The monotonic time, read once per iteration (after epoll_wait): it lags
+  // the clock by the time the iteration has run so far.
   Clock::time_point Now() const { return now_; }
   // Manual clock only (CreateWithManualClock): moves the clock forward by
   // `d`; timers now due run in the next iteration.

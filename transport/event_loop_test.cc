@@ -90,6 +90,52 @@ TEST(EventLoopTest, TimerDoesNotFireEarly) {
   EXPECT_GE(fired - start, std::chrono::milliseconds(50));
 }
 
+// Now() is read once per iteration; a timer armed late in a long iteration
+// must count its delay from when it was armed, not from the iteration's start
+// (a backoff armed under load would come out short by the iteration's
+// length). Only lower bounds: safe however slow the machine is.
+TEST(EventLoopTest, TimerArmedLateInAnIterationDoesNotFireEarly) {
+  auto loop = NewLoop();
+  constexpr auto kDelay = std::chrono::milliseconds(20);
+  EventLoop::Clock::time_point armed;
+  EventLoop::Clock::time_point fired;
+  bool done = false;
+  loop->Post([&] {
+    // Stand in for an iteration busy with other work: stay until the cached
+    // time is older than twice the delay.
+    while (EventLoop::Clock::now() - loop->Now() < 2 * kDelay) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    armed = EventLoop::Clock::now();
+    loop->RunAfter(absl::FromChrono(kDelay), [&] {
+      fired = EventLoop::Clock::now();
+      done = true;
+    });
+  });
+  ASSERT_TRUE(loop->RunUntil([&] { return done; }, kWait));
+  EXPECT_GE(absl::FromChrono(fired - armed), absl::FromChrono(kDelay));
+}
+
+TEST(EventLoopTest, ManualClockTimerArmedAfterAdvanceInAnIteration) {
+  auto created = EventLoop::CreateWithManualClock();
+  ASSERT_TRUE(created.ok()) << created.status();
+  EventLoop& loop = **created;
+  bool fired = false;
+  loop.Post([&] {
+    // Now() stays put for the rest of the iteration; the timer counts from
+    // the advanced clock.
+    loop.AdvanceClock(absl::Milliseconds(5));
+    loop.RunAfter(absl::Milliseconds(2), [&] { fired = true; });
+  });
+  loop.RunOnce(absl::ZeroDuration());
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_FALSE(fired);
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_TRUE(fired);
+}
+
 TEST(EventLoopTest, CancelPreventsFiring) {
   auto loop = NewLoop();
   std::vector<int> fired;
