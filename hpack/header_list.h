@@ -94,6 +94,10 @@ class HeaderList {
   // Octets of names and values currently held, and the arena's capacity.
   size_t arena_size() const { return arena_size_; }
   size_t arena_capacity() const { return arena_capacity_; }
+  // The memory the list holds: the arena and the field records.
+  size_t capacity_bytes() const {
+    return arena_capacity_ + records_capacity_ * sizeof(Record);
+  }
   // The work of filling the list since the last clear(): octets the arena was
   // asked to take, for kept fields and for scratch (a literal decoded and then
   // not kept; a Huffman string counts its bound, 8/5 of its encoded length).

@@ -149,7 +149,7 @@ int64_t Connection::Impl::NextDeadline() const {
     deadline = std::min(deadline,
                         last_reset_ping_ns_ + options_.reset_ping_interval_ns);
   }
-  return deadline;
+  return std::min(deadline, block_deadline_);
 }
 
 void Connection::Impl::OnTimer(int64_t now_ns) {
@@ -158,6 +158,10 @@ void Connection::Impl::OnTimer(int64_t now_ns) {
   now_ = now_ns;
   if (awaiting_settings_ack_ && now_ns >= settings_deadline_) {
     ConnectionError(Http2ErrorCode::kSettingsTimeout, "no SETTINGS ACK");
+    return;
+  }
+  if (now_ns >= block_deadline_) {
+    ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "header block timeout");
     return;
   }
   if (shutdown_ping_outstanding_ && now_ns >= shutdown_deadline_) {
@@ -601,6 +605,9 @@ const Http2Settings& Connection::remote_settings() const {
 }
 size_t Connection::num_active_streams() const {
   return impl_->num_active_streams();
+}
+size_t Connection::header_block_memory() const {
+  return impl_->header_block_memory();
 }
 size_t Connection::num_pending_streams() const {
   return impl_->num_pending_streams();

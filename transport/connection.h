@@ -117,14 +117,34 @@ struct ConnectionOptions {
   // advertised setting): peers that honour the setting may still send lists
   // between the two, and hear about it per stream.
   size_t soft_max_header_list_size = 0;
-  // A header block (HEADERS/PUSH_PROMISE + CONTINUATION) larger than this, or
-  // made of more CONTINUATION frames than max_continuation_frames: GOAWAY
-  // ENHANCE_YOUR_CALM as soon as the frame that crosses it arrives (nothing
-  // beyond it is buffered). The hard cap on what is decoded and dropped:
-  // keep it well above the header list limits (2 MiB: 128 frames of the
-  // default 16 KiB, so a 1 MiB metadata value is a stream-level matter).
+  // A header block (HEADERS/PUSH_PROMISE + CONTINUATION) larger than this:
+  // GOAWAY ENHANCE_YOUR_CALM as soon as the frame that crosses it arrives
+  // (nothing beyond it is buffered). The hard cap on what is decoded and
+  // dropped, and so the most a peer can make us hold for a block: keep it
+  // well above the header list limits (2 MiB, so a 1 MiB metadata value is a
+  // stream-level matter).
   size_t max_header_block_bytes = 2 << 20;
+  // CONTINUATION flood: a block may take max_continuation_frames
+  // CONTINUATIONs, and more only while its frames average at least
+  // min_continuation_average_bytes (a block of N octets may then take
+  // N / min_continuation_average_bytes frames: 1 MiB in 4 KiB frames is
+  // fine, a stream of tiny or empty frames is not). Past that: GOAWAY
+  // ENHANCE_YOUR_CALM.
   uint32_t max_continuation_frames = 128;
+  size_t min_continuation_average_bytes = 1024;
+  // A header block begun (HEADERS without END_HEADERS) and not finished
+  // within this: GOAWAY ENHANCE_YOUR_CALM (nothing else may be sent on the
+  // connection meanwhile, RFC 9113 6.10, and the block's buffer is held).
+  // 0: no timeout.
+  int64_t header_block_timeout_ns = int64_t{10} * 1000 * 1000 * 1000;
+  // An HPACK bomb: a block that decodes to a header list more than
+  // kHpackBombFactor times both its own octets and our header list limit
+  // is a connection error (GOAWAY ENHANCE_YOUR_CALM "HPACK bomb"), not a
+  // stream one. Only references to the dynamic table amplify that much (a
+  // literal field decodes to at most about 11 times its octets, a static
+  // table reference to about 60); a small block of references stays under
+  // 64 times the limit, and a large literal block under 64 times its size.
+  static constexpr size_t kHpackBombFactor = 64;
   // DATA is moved into the output only while output().size() is below this.
   size_t output_high_water = 256 << 10;
   // Replies the peer provoked (SETTINGS ACK, PING ACK, RST_STREAM) written
@@ -415,6 +435,10 @@ class Connection {
   const Http2Settings& remote_settings() const;
   // Open or half-closed streams (pending client streams not included).
   size_t num_active_streams() const;
+  // Memory held for received header blocks between blocks: the buffer that
+  // assembles HEADERS + CONTINUATION and the reused header list (given back
+  // after a large block).
+  size_t header_block_memory() const;
   // Client streams waiting for the peer's MAX_CONCURRENT_STREAMS.
   size_t num_pending_streams() const;
   // DATA octets submitted and not yet in the output, over all streams.

@@ -96,6 +96,9 @@ class Connection::Impl : public FrameListener {
   const Http2Settings& local_settings() const { return local_; }
   const Http2Settings& remote_settings() const { return remote_; }
   size_t num_active_streams() const { return active_local_ + active_peer_; }
+  size_t header_block_memory() const {
+    return block_.capacity() + header_list_.capacity_bytes();
+  }
   size_t num_pending_streams() const { return pending_count_; }
   size_t queued_send_bytes() const { return queued_send_bytes_; }
   size_t stream_queued_bytes(uint32_t stream_id) const;
@@ -168,6 +171,9 @@ class Connection::Impl : public FrameListener {
   // what was kept): OnHeaderListTooLarge, then the block's END_STREAM if the
   // listener answered, else a stream error PROTOCOL_ERROR.
   void HeaderListTooLarge(Stream* s, bool end_stream);
+  // The block just decoded (over the limit) is an HPACK bomb
+  // (ConnectionOptions::kHpackBombFactor).
+  bool IsHpackBomb(std::string_view block) const;
   // The peer ended its side (after the listener heard of it).
   void RemoteEnd(Stream* s);
   // Credits `n` octets that will never reach the application to the
@@ -371,6 +377,7 @@ class Connection::Impl : public FrameListener {
   uint32_t block_stream_ = 0;
   bool block_end_stream_ = false;
   uint32_t block_frames_ = 0;
+  int64_t block_deadline_ = kNoDeadline;  // header_block_timeout_ns.
 
   // The DATA frame being received.
   Stream* data_stream_ = nullptr;  // Null: discard its pieces.

@@ -240,7 +240,10 @@ TEST_F(LimitsTest, HeaderBlockAcrossContinuationsWithinLimits) {
   EXPECT_THAT(events_.Matching("headers 1 end"), SizeIs(1));
 }
 
-TEST_F(LimitsTest, HpackBombIsAStreamErrorOnly) {
+// The rule: only a block past the hard cap, or an HPACK bomb, is a
+// connection error. A block decoding to more than 64 times both its octets
+// and our limit is the bomb: GOAWAY ENHANCE_YOUR_CALM "HPACK bomb".
+TEST_F(LimitsTest, HpackBombIsAConnectionError) {
   Init(ServerOptions());
   // A 3000-octet field enters the peer's table with the first request...
   Fields first = GetRequest();
@@ -255,6 +258,26 @@ TEST_F(LimitsTest, HpackBombIsAStreamErrorOnly) {
   peer_.Headers(3, bomb, true);
   peer_.Headers(5, GetRequest(), true);
   ASSERT_LT(peer_.pending_bytes(), 8000u);
+  EXPECT_FALSE(Feed());
+  EXPECT_THAT(Read(), ElementsAre("GOAWAY 1 ENHANCE_YOUR_CALM"));
+  EXPECT_EQ(conn_->error().message(), "HPACK bomb");
+  EXPECT_THAT(events_.Matching("headers"),
+              ElementsAre(::testing::StartsWith("headers 1 end")));
+}
+
+// References that overflow the limit moderately (30 KB decoded against the
+// 16 KiB limit) are that stream's error only.
+TEST_F(LimitsTest, ModerateOverflowByReferenceIsAStreamError) {
+  Init(ServerOptions());
+  Fields first = GetRequest();
+  first.emplace_back("x-big", std::string(3000, 'b'));
+  peer_.Headers(1, first, true);
+  Fields many = GetRequest();
+  for (int i = 0; i < 10; ++i) {
+    many.emplace_back("x-big", std::string(3000, 'b'));
+  }
+  peer_.Headers(3, many, true);
+  peer_.Headers(5, GetRequest(), true);
   EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 3 PROTOCOL_ERROR"));
   EXPECT_FALSE(conn_->dead());
   EXPECT_THAT(events_.Matching("headers"),

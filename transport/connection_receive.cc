@@ -139,23 +139,30 @@ void Connection::Impl::OnHeaders(const FrameHeader& header,
   block_stream_ = header.stream_id;
   block_end_stream_ = end_stream;
   block_frames_ = 0;
+  if (options_.header_block_timeout_ns > 0) {
+    block_deadline_ = now_ + options_.header_block_timeout_ns;
+  }
 }
 
 void Connection::Impl::OnContinuation(const FrameHeader& header,
                                       std::string_view fragment) {
   if (dead_) return;
-  // CONTINUATION flood: bound the frames and the octets of one block, and
-  // fail as soon as either is crossed (nothing beyond is buffered).
-  if (++block_frames_ > options_.max_continuation_frames) {
+  // CONTINUATION flood: bound the octets of one block and its frames (past
+  // max_continuation_frames, a minimum average size), and fail as soon as
+  // either is crossed (nothing beyond is buffered).
+  const size_t size = block_.size() + fragment.size();
+  if (++block_frames_ > options_.max_continuation_frames &&
+      size / block_frames_ < options_.min_continuation_average_bytes) {
     ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "CONTINUATION flood");
     return;
   }
-  if (block_.size() + fragment.size() > options_.max_header_block_bytes) {
+  if (size > options_.max_header_block_bytes) {
     ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "header block too large");
     return;
   }
   block_.append(fragment.data(), fragment.size());
   if (!header.has_flags(kFlagEndHeaders)) return;
+  block_deadline_ = kNoDeadline;
   ProcessHeaderBlock(block_stream_, block_end_stream_, block_);
   if (block_.capacity() > 16 * 1024) {
     std::string().swap(block_);  // Give back what a large block took.
@@ -174,17 +181,31 @@ void Connection::Impl::ProcessHeaderBlock(uint32_t stream_id, bool end_stream,
                     hpack::DecodeErrorName(e));
     return;
   }
+  if (e == hpack::DecodeError::kHeaderListTooLarge && IsHpackBomb(block)) {
+    ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "HPACK bomb");
+    return;
+  }
   Stream* s = FindActive(stream_id);
   if (s == nullptr) {
     HeadersWithoutStream(stream_id, end_stream, e);
   } else {
     HeadersOnStream(s, end_stream, e);
   }
-  // An oversized literal grew the reused list; do not keep that memory.
-  if (header_list_.arena_capacity() >
+  // An oversized literal (or many fields) grew the reused list; do not keep
+  // that memory.
+  if (header_list_.capacity_bytes() >
       std::max<size_t>(64 << 10, 2 * options_.header_list_limit())) {
     header_list_ = hpack::HeaderList();
   }
+}
+
+bool Connection::Impl::IsHpackBomb(std::string_view block) const {
+  // Saturating: with limits near SIZE_MAX nothing is a bomb.
+  const size_t base = std::max({block.size(), options_.header_list_limit(),
+                                size_t{local_.max_header_list_size}});
+  const size_t factor = ConnectionOptions::kHpackBombFactor;
+  return base <= SIZE_MAX / factor &&
+         hpack_decoder_.block_list_size() > factor * base;
 }
 
 void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
@@ -263,6 +284,11 @@ void Connection::Impl::HeadersOnStream(Stream* s, bool end_stream,
     StreamError(s, Http2ErrorCode::kStreamClosed);  // 5.1 half-closed (remote).
     return;
   }
+  if (s->final_headers_received && !end_stream) {
+    // Trailers must end the stream (8.1), whatever their size.
+    StreamError(s, Http2ErrorCode::kProtocolError);
+    return;
+  }
   if (decode_error == hpack::DecodeError::kHeaderListTooLarge) {
     HeaderListTooLarge(s, end_stream);
     return;
@@ -322,16 +348,19 @@ void Connection::Impl::HeaderListTooLarge(Stream* s, bool end_stream) {
   // What comes after these headers is not the message they began.
   s->final_headers_received = true;
   s->content_length = -1;
+  // The block's END_STREAM first: a stream both sides have ended is closed
+  // before the listener hears, so its answer (a reset) sends nothing.
+  if (end_stream) RemoteEnd(s);
   listener_->OnHeaderListTooLarge(id, header_list_,
                                   hpack_decoder_.block_list_size());
-  // Gone: the listener reset it (or the connection died meanwhile).
+  // Gone: closed, the listener reset it, or the connection died meanwhile.
   if (dead_ || FindActive(id) != s) return;
   const bool answered = !ended_before && (s->end_queued || s->local_closed());
-  if (!answered) {
-    StreamError(s, Http2ErrorCode::kProtocolError);
-    return;
-  }
-  if (end_stream) RemoteEnd(s);
+  // Our side had ended (e.g. a response still queued behind flow control)
+  // and the peer's ends too: the stream completes as it is; only the
+  // peer's block is dropped.
+  const bool complete = ended_before && end_stream;
+  if (!answered && !complete) StreamError(s, Http2ErrorCode::kProtocolError);
 }
 
 void Connection::Impl::OnPushPromise(const FrameHeader& /*header*/,
