@@ -230,6 +230,17 @@ inline bool operator!=(const HeaderList& a, const HeaderList& b) {
   return !(a == b);
 }
 
+// The RFC 9113 section 6.5.2 header list size of `fields` (any range of
+// HeaderField): what a peer's SETTINGS_MAX_HEADER_LIST_SIZE bounds.
+template <typename Fields>
+size_t HeaderListSize(const Fields& fields) {
+  size_t n = 0;
+  for (const HeaderField& f : fields) {
+    n += f.name.size() + f.value.size() + HeaderList::kFieldOverhead;
+  }
+  return n;
+}
+
 }  // namespace hpack
 
 #endif  // HPACK_HEADER_LIST_H_

@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <climits>
 #include <memory>
 #include <string>
 
@@ -163,6 +164,29 @@ TEST_F(MetadataLimitsTest, OversizedRequestMetadataFailsOnlyThatCall) {
 }
 
 // Just under the soft limit, nothing happens.
+// The hard cap on a block is derived from the limits (twice the hard one):
+// 2.5 MiB of metadata, past the transport's default cap of 2 MiB but within
+// the 3 MiB the server advertises, crosses in HEADERS + 160 CONTINUATIONs
+// and fails that call only.
+TEST_F(MetadataLimitsTest, DerivedHardCapCarriesALargeBlock) {
+  ServerBuilder builder;
+  builder.SetMaxMetadataSize(8 << 10).SetAbsoluteMaxMetadataSize(3 << 20);
+  StartServer(std::move(builder));
+  std::unique_ptr<EchoService::Stub> stub = NewStub();
+  ClientContext first;
+  ASSERT_TRUE(Echo(stub.get(), &first).ok());  // The server's SETTINGS known.
+  for (int i = 0; i < 2; ++i) {
+    ClientContext ctx;
+    ctx.AddMetadata("x-big", std::string(5 << 19, 'm'));
+    const Status s = Echo(stub.get(), &ctx);
+    EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s;
+    EXPECT_EQ(s.error_message().rfind("received metadata size exceeds", 0), 0u)
+        << s;
+  }
+  ClientContext after;
+  EXPECT_TRUE(Echo(stub.get(), &after).ok());
+}
+
 TEST_F(MetadataLimitsTest, MetadataUnderTheSoftLimitPasses) {
   ServerBuilder builder;
   builder.SetMaxMetadataSize(8 << 10).SetAbsoluteMaxMetadataSize(4 << 20);
@@ -455,10 +479,14 @@ TEST(MetadataLimitsArgsTest, DefaultsAndDerivationAreGrpcs) {
   EXPECT_EQ(o.max_header_block_bytes, size_t{2} << 20);
   MetadataLimits::FromArgs(-1, 4000).ApplyTo(&o);  // Soft above hard.
   EXPECT_EQ(o.soft_max_header_list_size, 4000u);
-  MetadataLimits::FromArgs(8 << 10, 4 << 20).ApplyTo(&o);
-  EXPECT_EQ(o.max_header_block_bytes, size_t{8} << 20);
-  EXPECT_GE(o.max_continuation_frames * o.local_settings.max_frame_size,
-            size_t{8} << 20);
+  MetadataLimits::FromArgs(8 << 10, 3 << 20).ApplyTo(&o);
+  EXPECT_EQ(o.max_header_block_bytes, size_t{6} << 20);
+  // Limits near INT_MAX: the cap stops at 8 MiB, not GiBs.
+  transport::ConnectionOptions large;
+  MetadataLimits::FromArgs(INT_MAX, INT_MAX).ApplyTo(&large);
+  EXPECT_EQ(large.max_header_block_bytes, MetadataLimits::kMaxHeaderBlockBytes);
+  EXPECT_EQ(large.max_header_block_bytes, size_t{8} << 20);
+  EXPECT_EQ(large.max_continuation_frames, 128u);  // The transport's rule.
 
   EXPECT_EQ(MetadataLimits().ReceivedTooLarge(9000),
             "received metadata size exceeds soft limit (9000 vs. 8192)");

@@ -39,9 +39,7 @@ Fields WithValue(Fields fields, size_t size) {
 }
 
 size_t ListSize(const Fields& fields) {
-  size_t n = 0;
-  for (const auto& [name, value] : fields) n += name.size() + value.size() + 32;
-  return n;
+  return hpack::HeaderListSize(View(fields));
 }
 
 // gRPC's defaults: fields past 8 KiB dropped, 16 KiB advertised.

@@ -12,17 +12,6 @@
 #include "transport/header_rules.h"
 
 namespace transport {
-namespace {
-
-size_t HeaderListSize(absl::Span<const hpack::HeaderField> fields) {
-  size_t n = 0;
-  for (const hpack::HeaderField& f : fields) {
-    n += f.name.size() + f.value.size() + hpack::HeaderList::kFieldOverhead;
-  }
-  return n;
-}
-
-}  // namespace
 
 // ---- Submits ----
 
@@ -35,7 +24,7 @@ absl::Status Connection::Impl::CheckOutgoing(
     return absl::InvalidArgumentError(
         std::string("header block breaks RFC 9113: ") + HeaderRuleErrorName(e));
   }
-  if (HeaderListSize(fields) > remote_.max_header_list_size) {
+  if (hpack::HeaderListSize(fields) > remote_.max_header_list_size) {
     return absl::ResourceExhaustedError(
         "header list larger than the peer's MAX_HEADER_LIST_SIZE");
   }

@@ -218,15 +218,6 @@ void ClientCall::LoopStart(ClientTransport* transport) {
     h.AddCopy("grpc-timeout", EncodeTimeout(timeout));
   }
   h.AddMetadata(metadata_);
-  // Metadata the server said it would not take fails here, as in gRPC (a
-  // server that has not sent its SETTINGS yet answers for itself).
-  const size_t peer_limit =
-      transport->connection().remote_settings().max_header_list_size;
-  if (h.list_size() > peer_limit) {
-    LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
-                    ToBeSentTooLarge(h.list_size(), peer_limit)));
-    return;
-  }
   // A request with no message and its end (rare) ends on its HEADERS.
   const bool end_on_headers =
       pending_.size() == 1 && pending_[0].end && pending_[0].framed.empty();
@@ -238,8 +229,10 @@ void ClientCall::LoopStart(ClientTransport* transport) {
     // The connection failed or is going away under the pick: the call never
     // was on it; the channel places it again (fail-fast or not).
     if (absl::IsUnavailable(id.status()) && LoopRetryUnsent()) return;
-    LoopFail(
-        Status(StatusCode::UNAVAILABLE, std::string(id.status().message())));
+    // Metadata the server said it would not take fails here, as in gRPC (a
+    // server that has not sent its SETTINGS yet answers for itself).
+    LoopFail(SubmitFailure(id.status(), h.fields(), transport->connection(),
+                           StatusCode::UNAVAILABLE));
     return;
   }
   transport_ = transport;

@@ -38,15 +38,6 @@ class HeaderBuilder {
   void AddStatus(const Status& status);
 
   absl::Span<const hpack::HeaderField> fields() const { return fields_; }
-  // The RFC 9113 header list size of the fields (what the peer's
-  // SETTINGS_MAX_HEADER_LIST_SIZE bounds).
-  size_t list_size() const {
-    size_t n = 0;
-    for (const hpack::HeaderField& f : fields_) {
-      n += f.name.size() + f.value.size() + hpack::HeaderList::kFieldOverhead;
-    }
-    return n;
-  }
 
  private:
   std::deque<std::string> storage_;

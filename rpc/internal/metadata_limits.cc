@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace rpc {
 namespace internal {
@@ -30,14 +31,15 @@ void MetadataLimits::ApplyTo(transport::ConnectionOptions* options) const {
   options->local_settings.max_header_list_size =
       static_cast<uint32_t>(std::min<size_t>(hard, UINT32_MAX));
   // A peer that honours the setting may send a block about as large as the
-  // hard limit: keep the hard cap well above it, and let CONTINUATIONs of
-  // our max frame size carry it.
-  const size_t cap =
-      std::max(options->max_header_block_bytes, 2 * std::max(soft, hard));
-  options->max_header_block_bytes = cap;
-  const size_t frames = cap / options->local_settings.max_frame_size + 1;
-  options->max_continuation_frames = static_cast<uint32_t>(std::min<size_t>(
-      std::max<size_t>(options->max_continuation_frames, frames), UINT32_MAX));
+  // hard limit: keep the hard cap well above it, up to a ceiling on what one
+  // peer can make us hold (limits near INT_MAX would otherwise mean GiBs).
+  // The transport lets a block take as many CONTINUATIONs as its size needs
+  // at an average of 1 KiB each.
+  const size_t larger = std::max(soft, hard);
+  const size_t derived =
+      larger > kMaxHeaderBlockBytes / 2 ? kMaxHeaderBlockBytes : 2 * larger;
+  options->max_header_block_bytes =
+      std::max(options->max_header_block_bytes, derived);
 }
 
 std::string MetadataLimits::ReceivedTooLarge(size_t size) const {
@@ -47,9 +49,29 @@ std::string MetadataLimits::ReceivedTooLarge(size_t size) const {
          " vs. " + std::to_string(hard_exceeded ? hard : soft) + ")";
 }
 
-std::string ToBeSentTooLarge(size_t size, size_t peer_limit) {
-  return "to-be-sent metadata size exceeds peer limit (" +
-         std::to_string(size) + " vs. " + std::to_string(peer_limit) + ")";
+bool OverPeerLimit(const absl::Status& submitted,
+                   absl::Span<const hpack::HeaderField> fields,
+                   const transport::Connection& connection) {
+  // kResourceExhausted has other reasons too (a client's pending streams);
+  // the transport checks the peer's limit first.
+  return absl::IsResourceExhausted(submitted) &&
+         hpack::HeaderListSize(fields) >
+             connection.remote_settings().max_header_list_size;
+}
+
+Status SubmitFailure(const absl::Status& submitted,
+                     absl::Span<const hpack::HeaderField> fields,
+                     const transport::Connection& connection,
+                     StatusCode otherwise) {
+  if (OverPeerLimit(submitted, fields, connection)) {
+    return Status(
+        StatusCode::RESOURCE_EXHAUSTED,
+        "to-be-sent metadata size exceeds peer limit (" +
+            std::to_string(hpack::HeaderListSize(fields)) + " vs. " +
+            std::to_string(connection.remote_settings().max_header_list_size) +
+            ")");
+  }
+  return Status(otherwise, std::string(submitted.message()));
 }
 
 }  // namespace internal

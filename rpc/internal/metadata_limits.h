@@ -23,9 +23,13 @@
 // hard one to accept everything up to the hard limit.
 //
 // The fields of a list over the soft limit are decoded (the HPACK context
-// must stay in step) and dropped; only a header block past the transport's
-// hard cap (max_header_block_bytes: 2 MiB, or twice the hard limit when
-// that is larger) is a connection error.
+// must stay in step) and dropped. The transport's hard cap on a header
+// block's octets (max_header_block_bytes) is 2 MiB, or twice the larger
+// limit when that is larger, but never more than kMaxHeaderBlockBytes
+// (8 MiB: the most one connection's peer can make us buffer for a block,
+// whatever the limits). Connection errors are the transport's: a block past
+// that cap, a CONTINUATION flood, a block left unfinished, an HPACK bomb and
+// the HPACK decoder's COMPRESSION_ERRORs.
 
 #ifndef RPC_INTERNAL_METADATA_LIMITS_H_
 #define RPC_INTERNAL_METADATA_LIMITS_H_
@@ -33,6 +37,10 @@
 #include <cstddef>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "hpack/header_list.h"
+#include "rpc/wire/status.h"
 #include "transport/connection.h"
 
 namespace rpc {
@@ -41,6 +49,8 @@ namespace internal {
 struct MetadataLimits {
   static constexpr size_t kDefaultSoft = 8 << 10;
   static constexpr size_t kDefaultHard = 16 << 10;
+  // The ceiling on the hard cap ApplyTo derives from the limits.
+  static constexpr size_t kMaxHeaderBlockBytes = 8 << 20;
 
   size_t soft = kDefaultSoft;
   size_t hard = kDefaultHard;
@@ -56,10 +66,20 @@ struct MetadataLimits {
   std::string ReceivedTooLarge(size_t size) const;
 };
 
-// The message for metadata of `size` we cannot send to a peer whose
-// SETTINGS_MAX_HEADER_LIST_SIZE is `peer_limit` (gRPC's wording; the call
-// fails with RESOURCE_EXHAUSTED before anything is sent).
-std::string ToBeSentTooLarge(size_t size, size_t peer_limit);
+// The call's status when a submit of `fields` (request or response
+// headers, trailers) on `connection` failed with `submitted`: the
+// transport refuses a list over the peer's SETTINGS_MAX_HEADER_LIST_SIZE
+// with kResourceExhausted before anything is sent, and that is gRPC's
+// RESOURCE_EXHAUSTED "to-be-sent metadata size exceeds peer limit (X vs.
+// L)"; any other failure is `otherwise` with the submit's message.
+Status SubmitFailure(const absl::Status& submitted,
+                     absl::Span<const hpack::HeaderField> fields,
+                     const transport::Connection& connection,
+                     StatusCode otherwise);
+// Whether SubmitFailure(submitted, ...) is the peer's limit.
+bool OverPeerLimit(const absl::Status& submitted,
+                   absl::Span<const hpack::HeaderField> fields,
+                   const transport::Connection& connection);
 
 }  // namespace internal
 }  // namespace rpc

@@ -173,14 +173,13 @@ void ServerCall::LoopSendHeaders(const Metadata& initial) {
         compression::GrpcAcceptEncodingValue(kSupportedEncodings));
   h.AddMetadata(initial);
   transport::Connection& c = connection_->connection();
-  const size_t peer_limit = c.remote_settings().max_header_list_size;
-  if (h.list_size() > peer_limit) {
-    LoopAbort(Status(StatusCode::RESOURCE_EXHAUSTED,
-                     ToBeSentTooLarge(h.list_size(), peer_limit)));
+  const absl::Status sent = c.SubmitHeaders(stream_id_, h.fields(), false);
+  if (OverPeerLimit(sent, h.fields(), c)) {
+    // Nothing was sent: the status goes Trailers-Only.
+    LoopAbort(SubmitFailure(sent, h.fields(), c, StatusCode::INTERNAL));
     return;
   }
   headers_sent_ = true;
-  (void)c.SubmitHeaders(stream_id_, h.fields(), false);
 }
 
 namespace {
@@ -208,22 +207,21 @@ void ServerCall::LoopSendStatus(const Status& status, const Metadata& initial,
   transport::Connection& c = connection_->connection();
   const bool trailers_only = !headers_sent_;
   headers_sent_ = true;
+  const auto submit = [&](const HeaderBuilder& block) {
+    return trailers_only ? c.SubmitHeaders(stream_id_, block.fields(), true)
+                         : c.SubmitTrailers(stream_id_, block.fields());
+  };
   HeaderBuilder h;
   BuildStatusBlock(trailers_only, status, initial, trailing, &h);
-  const size_t peer_limit = c.remote_settings().max_header_list_size;
-  HeaderBuilder bare;
-  const HeaderBuilder* block = &h;
-  if (h.list_size() > peer_limit) {
-    // What the client would refuse: tell it why instead.
+  absl::Status sent = submit(h);
+  if (OverPeerLimit(sent, h.fields(), c)) {
+    // What the client would refuse (nothing was sent): tell it why instead.
+    HeaderBuilder bare;
     BuildStatusBlock(trailers_only,
-                     Status(StatusCode::RESOURCE_EXHAUSTED,
-                            ToBeSentTooLarge(h.list_size(), peer_limit)),
+                     SubmitFailure(sent, h.fields(), c, StatusCode::INTERNAL),
                      {}, {}, &bare);
-    block = &bare;
+    sent = submit(bare);
   }
-  const absl::Status sent =
-      trailers_only ? c.SubmitHeaders(stream_id_, block->fields(), true)
-                    : c.SubmitTrailers(stream_id_, block->fields());
   if (absl::IsResourceExhausted(sent)) {
     c.ResetStream(stream_id_, transport::Http2ErrorCode::kInternalError);
   }
