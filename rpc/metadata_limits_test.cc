@@ -163,7 +163,6 @@ TEST_F(MetadataLimitsTest, OversizedRequestMetadataFailsOnlyThatCall) {
   EXPECT_TRUE(bidi->Finish().ok());
 }
 
-// Just under the soft limit, nothing happens.
 // The hard cap on a block is derived from the limits (twice the hard one):
 // 2.5 MiB of metadata, past the transport's default cap of 2 MiB but within
 // the 3 MiB the server advertises, crosses in HEADERS + 160 CONTINUATIONs
@@ -187,6 +186,7 @@ TEST_F(MetadataLimitsTest, DerivedHardCapCarriesALargeBlock) {
   EXPECT_TRUE(Echo(stub.get(), &after).ok());
 }
 
+// Just under the soft limit, nothing happens.
 TEST_F(MetadataLimitsTest, MetadataUnderTheSoftLimitPasses) {
   ServerBuilder builder;
   builder.SetMaxMetadataSize(8 << 10).SetAbsoluteMaxMetadataSize(4 << 20);

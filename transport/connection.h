@@ -215,8 +215,11 @@ struct ConnectionOptions {
 //   OnStreamStarted                         its HEADERS went out (after waiting
 //                                           for MAX_CONCURRENT_STREAMS, maybe)
 //   OnHeaders(1xx, false)*                  informational responses
-//   OnHeaders(response, end_stream)         the final response
+//   OnHeaders(response, end_stream)         the final response (or
+//                                           OnHeaderListTooLarge)
 //   OnData(piece)* , OnEndStream | OnTrailers, OnStreamClosed   as above
+//                                           (OnHeaderListTooLarge in place
+//                                           of OnTrailers, either role)
 // At any point before OnStreamClosed: OnStreamReset, OnStreamWritable.
 // OnStreamClosed and OnStreamWritable are delivered at the end of the
 // outermost Connection call (after its DATA pump; so never in the middle of
@@ -254,10 +257,14 @@ class ConnectionListener {
   // answer: end our side (server: a complete response, e.g. gRPC's
   // Trailers-Only RESOURCE_EXHAUSTED; RFC 9113 8.1 then allows
   // ResetStream(kNoError) for a request still open) or ResetStream (client:
-  // fail the call). An answered stream then takes the block's END_STREAM as
-  // usual; one left alone (the default) is reset with PROTOCOL_ERROR: a
-  // RST_STREAM and OnStreamReset(kProtocolError, false), as for any
-  // malformed message (RFC 9113 8.1.1).
+  // fail the call). The block's END_STREAM is applied before this call: a
+  // stream both sides have ended is already closed (OnStreamClosed follows;
+  // a ResetStream in answer sends nothing). A stream left alone (the
+  // default) is reset with PROTOCOL_ERROR, a RST_STREAM and
+  // OnStreamReset(kProtocolError, false) as for any malformed message (RFC
+  // 9113 8.1.1), unless our side had already ended and the block ends the
+  // peer's: the stream then completes as it is. Trailers without
+  // END_STREAM never come here: they are PROTOCOL_ERROR (8.1).
   virtual void OnHeaderListTooLarge(uint32_t /*stream_id*/,
                                     const hpack::HeaderList& /*partial*/,
                                     size_t /*list_size*/) {}

@@ -240,23 +240,26 @@ TEST_F(LimitsTest, HeaderBlockAcrossContinuationsWithinLimits) {
   EXPECT_THAT(events_.Matching("headers 1 end"), SizeIs(1));
 }
 
+// A 3000-octet field enters the peer's table with request 1, then request 3
+// references it `copies` times (one octet each), then request 5 is plain.
+void IndexThenReference(ScriptedPeer* peer, int copies) {
+  Fields first = GetRequest();
+  first.emplace_back("x-bomb", std::string(3000, 'b'));
+  peer->Headers(1, first, true);
+  Fields many = GetRequest();
+  for (int i = 0; i < copies; ++i) {
+    many.emplace_back("x-bomb", std::string(3000, 'b'));
+  }
+  peer->Headers(3, many, true);
+  peer->Headers(5, GetRequest(), true);
+}
+
 // The rule: only a block past the hard cap, or an HPACK bomb, is a
 // connection error. A block decoding to more than 64 times both its octets
 // and our limit is the bomb: GOAWAY ENHANCE_YOUR_CALM "HPACK bomb".
 TEST_F(LimitsTest, HpackBombIsAConnectionError) {
   Init(ServerOptions());
-  // A 3000-octet field enters the peer's table with the first request...
-  Fields first = GetRequest();
-  first.emplace_back("x-bomb", std::string(3000, 'b'));
-  peer_.Headers(1, first, true);
-  // ...then one block references it a thousand times: 3 MB decoded from
-  // about 2 KB of HPACK.
-  Fields bomb = GetRequest();
-  for (int i = 0; i < 1000; ++i) {
-    bomb.emplace_back("x-bomb", std::string(3000, 'b'));
-  }
-  peer_.Headers(3, bomb, true);
-  peer_.Headers(5, GetRequest(), true);
+  IndexThenReference(&peer_, 1000);  // 3 MB decoded from about 2 KB.
   ASSERT_LT(peer_.pending_bytes(), 8000u);
   EXPECT_FALSE(Feed());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 1 ENHANCE_YOUR_CALM"));
@@ -269,15 +272,7 @@ TEST_F(LimitsTest, HpackBombIsAConnectionError) {
 // 16 KiB limit) are that stream's error only.
 TEST_F(LimitsTest, ModerateOverflowByReferenceIsAStreamError) {
   Init(ServerOptions());
-  Fields first = GetRequest();
-  first.emplace_back("x-big", std::string(3000, 'b'));
-  peer_.Headers(1, first, true);
-  Fields many = GetRequest();
-  for (int i = 0; i < 10; ++i) {
-    many.emplace_back("x-big", std::string(3000, 'b'));
-  }
-  peer_.Headers(3, many, true);
-  peer_.Headers(5, GetRequest(), true);
+  IndexThenReference(&peer_, 10);
   EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 3 PROTOCOL_ERROR"));
   EXPECT_FALSE(conn_->dead());
   EXPECT_THAT(events_.Matching("headers"),
