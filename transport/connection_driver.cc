@@ -62,8 +62,60 @@ void ConnectionDriver::GracefulShutdown() {
 void ConnectionDriver::Abort(absl::Status status) {
   if (state_ == State::kClosed) return;
   close_reason_ = status;
+  bool linger = false;
+  if (state_ == State::kOpen && connection_->role() == Role::kServer &&
+      !connection_->dead()) {
+    // RFC 9113 6.8: a server that closes tells the client the last stream it
+    // accepted (those above it never ran: the client may retry them) and
+    // why, before it closes. Best effort: what the socket takes now.
+    state_ = State::kLingering;  // No flush or timer from here on.
+    const absl::string_view reason = status.message();
+    connection_->GoAway(Http2ErrorCode::kNoError,
+                        std::string_view(reason.data(), reason.size()));
+    linger = WriteOutputNow();
+    if (state_ == State::kClosed) return;  // A listener aborted.
+  }
   if (!connection_->dead()) connection_->OnTransportClosed();
-  FinishClose(std::move(status));
+  if (state_ == State::kClosed) return;
+  if (linger) {
+    BeginLinger(std::move(status));
+  } else {
+    FinishClose(std::move(status));
+  }
+}
+
+size_t ConnectionDriver::FillIovecs(size_t* offered) {
+  const SliceBuffer& out = connection_->output();
+  const size_t n = std::min(out.num_slices(), options_.max_iovecs);
+  *offered = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Slice& s = out.slice(i);
+    iovecs_[i] =
+        absl::string_view(reinterpret_cast<const char*>(s.data()), s.size());
+    *offered += s.size();
+  }
+  return n;
+}
+
+bool ConnectionDriver::WriteOutputNow() {
+  size_t written = 0;
+  while (connection_->WantsWrite()) {
+    if (write_blocked_ || written >= options_.max_write_per_flush) {
+      return false;
+    }
+    size_t offered = 0;
+    const size_t n = FillIovecs(&offered);
+    const IoResult r = endpoint_->Writev(
+        absl::Span<const absl::string_view>(iovecs_.get(), n));
+    ++writev_calls_;
+    if (r.outcome == IoOutcome::kError || r.bytes == 0) return false;
+    bytes_written_ += r.bytes;
+    written += r.bytes;
+    connection_->ConsumeOutput(r.bytes);
+    if (state_ == State::kClosed) return false;
+    if (r.bytes < offered) return false;
+  }
+  return true;
 }
 
 void ConnectionDriver::OnReadable() {
@@ -141,15 +193,8 @@ void ConnectionDriver::Flush() {
   size_t written = 0;
   bool wrote_any = false;
   while (connection_->WantsWrite()) {
-    const SliceBuffer& out = connection_->output();
-    const size_t n = std::min(out.num_slices(), options_.max_iovecs);
     size_t offered = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const Slice& s = out.slice(i);
-      iovecs_[i] =
-          absl::string_view(reinterpret_cast<const char*>(s.data()), s.size());
-      offered += s.size();
-    }
+    const size_t n = FillIovecs(&offered);
     const IoResult r = endpoint_->Writev(
         absl::Span<const absl::string_view>(iovecs_.get(), n));
     ++writev_calls_;
@@ -201,7 +246,7 @@ void ConnectionDriver::ReleaseIfIdle() {
 void ConnectionDriver::AfterActivity() {
   if (state_ != State::kOpen) return;
   if (connection_->done() && !connection_->WantsWrite()) {
-    BeginLinger();
+    BeginLinger(absl::OkStatus());
     return;
   }
   UpdateTimer();
@@ -234,29 +279,48 @@ void ConnectionDriver::OnConnectionTimer() {
   AfterActivity();
 }
 
-void ConnectionDriver::BeginLinger() {
+void ConnectionDriver::BeginLinger(absl::Status status) {
   state_ = State::kLingering;
+  linger_status_ = std::move(status);
   if (timer_ != EventLoop::kInvalidTimer) loop_->Cancel(timer_);
   timer_ = EventLoop::kInvalidTimer;
   endpoint_->ShutdownWrite();
   linger_timer_ = loop_->RunAfter(options_.linger, [self = self_] {
     if (*self == nullptr) return;
     (*self)->linger_timer_ = EventLoop::kInvalidTimer;
-    (*self)->FinishClose(absl::OkStatus());
+    (*self)->FinishClose((*self)->linger_status_);
   });
   ReadLingering();
 }
 
 void ConnectionDriver::ReadLingering() {
+  // Discards what the peer still sends, so that closing does not meet
+  // unread input (the kernel would answer it with a RST, and the peer's
+  // kernel would drop our GOAWAY unread). At most max_read_per_event octets
+  // per event, then the other connections run; at most linger_max_bytes in
+  // all (with options.linger, the bound on what a peer can make us read).
   char discard[4096];
-  for (int i = 0; i < 64; ++i) {
+  size_t total = 0;
+  while (total < options_.max_read_per_event) {
     const IoResult r = endpoint_->Read(absl::Span<char>(discard));
-    if (r.ok()) continue;
-    if (r.outcome != IoOutcome::kWouldBlock) FinishClose(absl::OkStatus());
-    return;
+    if (!r.ok()) {
+      if (r.outcome != IoOutcome::kWouldBlock) FinishClose(linger_status_);
+      return;
+    }
+    total += r.bytes;
+    lingered_bytes_ += r.bytes;
+    if (lingered_bytes_ >= options_.linger_max_bytes) {
+      // A peer that keeps sending while we close: stop listening to it.
+      FinishClose(linger_status_);
+      return;
+    }
   }
-  // A peer that keeps sending while we close: stop listening to it.
-  FinishClose(absl::OkStatus());
+  // Not drained (the loop is edge-triggered): continue after the others.
+  loop_->Post([self = self_] {
+    if (*self != nullptr && (*self)->state_ == State::kLingering) {
+      (*self)->ReadLingering();
+    }
+  });
 }
 
 void ConnectionDriver::FinishClose(absl::Status status) {

@@ -61,8 +61,15 @@ struct DriverOptions {
   size_t max_iovecs = 64;
   // Octets written per flush before yielding to other connections.
   size_t max_write_per_flush = 1 << 20;
-  // How long a closing connection waits for the peer's EOF.
+  // Lingering close: once the connection is done and its output (the
+  // GOAWAY last) is flushed, the write side is shut down (TLS: close_notify
+  // first) and input is read and discarded until the peer's EOF, for at most
+  // `linger` and at most `linger_max_bytes` octets; then the endpoint is
+  // closed. Closing with unread input would make the kernel send a RST, and
+  // the peer's kernel would drop our last frames before they are read
+  // (nghttpx and h2o linger the same way).
   absl::Duration linger = absl::Seconds(2);
+  size_t linger_max_bytes = 16 << 20;
 };
 
 class ConnectionDriver {
@@ -113,7 +120,11 @@ class ConnectionDriver {
   // connection drained.
   void GracefulShutdown();
   // Closes now: Connection::OnTransportClosed (streams reset), endpoint
-  // closed, OnDriverClosed(status) later.
+  // closed, OnDriverClosed(status) later. A server connection that has not
+  // failed first writes GOAWAY(last accepted stream, NO_ERROR, status's
+  // message) as far as the socket takes it at once; when all of it went, it
+  // then lingers (DriverOptions::linger) before closing, so the client can
+  // read it.
   void Abort(absl::Status status);
 
   // The endpoint is closed (OnDriverClosed may still be due).
@@ -143,7 +154,14 @@ class ConnectionDriver {
   void ReleaseIfIdle();
   void UpdateTimer();
   void OnConnectionTimer();
-  void BeginLinger();
+  // Shuts the write side down and discards input until EOF, options.linger
+  // or options.linger_max_bytes; then FinishClose(status).
+  void BeginLinger(absl::Status status);
+  // Points iovecs_ at the head of the output; returns their count.
+  size_t FillIovecs(size_t* offered);
+  // Writes the output until it is empty or the endpoint would block, without
+  // callbacks to the owner. True when all of it was written.
+  bool WriteOutputNow();
   void FinishClose(absl::Status status);
 
   std::unique_ptr<Endpoint> endpoint_;
@@ -158,6 +176,7 @@ class ConnectionDriver {
   Self self_;
 
   absl::Status close_reason_;
+  absl::Status linger_status_;  // For OnDriverClosed after lingering.
   State state_ = State::kIdle;
   SliceBuffer read_buffer_;
   size_t read_room_ = 0;  // Spare octets left in read_buffer_'s block.
@@ -172,6 +191,7 @@ class ConnectionDriver {
   uint64_t bytes_written_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t writev_calls_ = 0;
+  uint64_t lingered_bytes_ = 0;  // Discarded while lingering.
 };
 
 }  // namespace transport
