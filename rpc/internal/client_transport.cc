@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "rpc/internal/server_connection.h"
 
 namespace rpc {
@@ -148,6 +150,12 @@ void ClientTransport::OnStreamReset(uint32_t stream_id,
     } else if (!connection().error().ok()) {
       reason = connection().error().ToString();
     }
+    if (!goaway_reason_.empty()) {
+      // What the server said before it closed (e.g. ENHANCE_YOUR_CALM
+      // "RST_STREAM flood"), then how the connection ended.
+      reason = reason.empty() ? goaway_reason_
+                              : absl::StrCat(goaway_reason_, ", then ", reason);
+    }
     retrying =
         call->LoopOnReset(code, remote, /*connection_dead=*/true, reason);
   }
@@ -196,6 +204,10 @@ void ClientTransport::GracefulClose() {
 void ClientTransport::OnGoAway(uint32_t /*last_stream_id*/,
                                transport::Http2ErrorCode code,
                                std::string_view debug_data) {
+  goaway_reason_ = absl::StrCat(
+      "GOAWAY ", transport::Http2ErrorCodeName(code), " \"",
+      absl::CHexEscape(absl::string_view(debug_data.data(), debug_data.size())),
+      "\"");
   StartDraining();
   // Streams still queued here will never start (the ones above
   // last_stream_id the Connection refuses right after this): retry them

@@ -144,6 +144,9 @@ class ClientTransport final : public transport::ConnectionListener,
   std::string peer_;
   std::shared_ptr<const AuthContext> auth_context_;
   bool draining_ = false;
+  // The peer's last GOAWAY, as "GOAWAY <code> \"<debug data>\"" (empty
+  // before one): calls that die with the connection say why.
+  std::string goaway_reason_;
   // Deferred work checks it is still alive through a weak_ptr.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   absl::flat_hash_map<uint32_t, std::shared_ptr<ClientCall>> calls_;
