@@ -834,13 +834,16 @@ TEST_F(EndToEndTest, ShutdownWithCallsInFlight) {
 
 TEST_F(EndToEndTest, ShutdownDeadlineCancelsLongCalls) {
   std::atomic<int> code{-1};
+  std::string message;
   std::thread t([&] {
     ClientContext ctx;
     Bound(&ctx, 60);
     EchoRequest req;
     req.set_sleep_ms(30000);  // Until cancelled.
     EchoResponse resp;
-    code = stub_->Echo(&ctx, req, &resp).error_code();
+    const Status status = stub_->Echo(&ctx, req, &resp);
+    message = status.error_message();
+    code = status.error_code();
   });
   EXPECT_TRUE(WaitUntil([&] { return service_.echo_entered_ == 1; }));
   server_->Shutdown(absl::Now() + absl::Milliseconds(100));
@@ -848,6 +851,8 @@ TEST_F(EndToEndTest, ShutdownDeadlineCancelsLongCalls) {
   // Not OK (the handler ran to its end) nor DEADLINE_EXCEEDED (the client
   // gave up): the server cancelled the call at its shutdown deadline.
   EXPECT_EQ(code.load(), StatusCode::UNAVAILABLE);
+  // The status names the server's final GOAWAY, then the close.
+  EXPECT_NE(message.find("GOAWAY NO_ERROR"), std::string::npos) << message;
   EXPECT_TRUE(
       service_.saw_cancel_.WaitForNotificationWithTimeout(absl::Seconds(20)));
 }
