@@ -241,8 +241,11 @@ void ServerCall::LoopStartDeadlineTimer() {
         self->core_.Cancel();
         self->LoopSendStatus(
             Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"), {}, {});
+        // The response is complete: NO_ERROR asks the client to stop sending
+        // (RFC 9113 8.1), as gRPC's servers do. A CANCEL here made grpc++
+        // clients sometimes report the reset instead of the status.
         conn->connection().ResetStream(self->stream_id_,
-                                       transport::Http2ErrorCode::kCancel);
+                                       transport::Http2ErrorCode::kNoError);
         conn->ScheduleFlush();
       });
 }
