@@ -33,11 +33,11 @@
 #include "hpack/decoder.h"
 #include "hpack/encoder.h"
 #include "hpack/header_list.h"
-#include "transport/frame.h"
-#include "transport/frame_decoder.h"
-#include "transport/frame_writer.h"
-#include "transport/settings.h"
-#include "transport/slice.h"
+#include "transport/frame/frame.h"
+#include "transport/frame/frame_decoder.h"
+#include "transport/frame/frame_writer.h"
+#include "transport/frame/settings.h"
+#include "transport/slice/slice.h"
 
 namespace transport {
 namespace {

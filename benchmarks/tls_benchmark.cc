@@ -1,4 +1,4 @@
-// TLS handshakes in memory (transport/tls.h, two TlsSessions shuttling
+// TLS handshakes in memory (transport/tls/tls.h, two TlsSessions shuttling
 // ciphertext): a full handshake against a resumed one (session ticket from
 // the client context's cache), TLS 1.3 and 1.2, with and without a client
 // certificate. What a channel's reconnect costs in CPU, both sides together,
@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "benchmark/benchmark.h"
 #include "transport/testing/test_certs.h"
-#include "transport/tls.h"
+#include "transport/tls/tls.h"
 
 namespace {
 

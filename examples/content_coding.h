@@ -35,7 +35,7 @@
 #include "rpc/compression/codec.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/compression/negotiator.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace examples {
 

@@ -31,7 +31,7 @@
 // its cached body; files above the small-file cache's 1 MiB are read whole
 // for it. --encodings= (empty) turns compression off.
 
-#include "transport/http2_server.h"
+#include "transport/http/http2_server.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -59,8 +59,8 @@
 #include "rpc/compression/accept_encoding.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/compression/negotiator.h"
-#include "transport/slice.h"
-#include "transport/tls.h"
+#include "transport/slice/slice.h"
+#include "transport/tls/tls.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
 #include "rpc/auth_context.h"
 
-#include "transport/endpoint.h"
-#include "transport/tls.h"
-#include "transport/tls_endpoint.h"
+#include "transport/io/endpoint.h"
+#include "transport/tls/tls.h"
+#include "transport/tls/tls_endpoint.h"
 
 namespace rpc {
 

@@ -92,9 +92,9 @@
 #include "rpc/internal/client_transport.h"
 #include "rpc/internal/subchannel.h"
 #include "rpc/internal/target.h"
-#include "transport/dns_resolver.h"
-#include "transport/event_loop.h"
-#include "transport/socket.h"
+#include "transport/io/dns_resolver.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/socket.h"
 
 namespace rpc {
 

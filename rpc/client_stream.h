@@ -28,7 +28,7 @@
 #include "rpc/internal/client_call.h"
 #include "rpc/internal/proto_utils.h"
 #include "rpc/wire/status.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 

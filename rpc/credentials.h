@@ -1,5 +1,5 @@
 // Credentials for servers and channels, in grpc++'s shape: insecure (plain
-// TCP, HTTP/2 with prior knowledge) or TLS (transport/tls.h: TLS 1.2+, ALPN
+// TCP, HTTP/2 with prior knowledge) or TLS (transport/tls/tls.h: TLS 1.2+, ALPN
 // h2, certificates verified against the given roots).
 //
 //   rpc::SslServerCredentialsOptions server_options;
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "transport/tls.h"
+#include "transport/tls/tls.h"
 
 namespace rpc {
 

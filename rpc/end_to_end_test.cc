@@ -19,8 +19,8 @@
 #include "gtest/gtest.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
-#include "transport/http2_blocking_client.h"
-#include "transport/socket.h"
+#include "transport/http/blocking_http2_client.h"
+#include "transport/io/socket.h"
 #include "transport/testing/wait_until.h"
 
 namespace rpc {

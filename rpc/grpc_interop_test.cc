@@ -623,8 +623,8 @@ TEST(OurClientGrpcServerLimit, FanOutBeyondGrpcMaxConcurrentStreams) {
   EXPECT_EQ(testing::CountSucceeded(calls, 2, &first_error), kCalls)
       << first_error;
   // grpc++ enforces its limit once our client ACKed its SETTINGS; before
-  // they arrived the client takes the limit as 100 (transport/connection.h)
-  // and grpc++ runs what it accepted.
+  // they arrived the client takes the limit as 100
+  // (transport/connection/connection.h) and grpc++ runs what it accepted.
   EXPECT_LE(service.gate.max_active(), 100);
   int retried = 0;
   for (auto& c : calls) retried += c->call->attempts() > 1 ? 1 : 0;

@@ -29,9 +29,9 @@
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.grpc.pb.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
-#include "transport/event_loop.h"
-#include "transport/socket.h"
-#include "transport/tcp.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/socket.h"
+#include "transport/io/tcp.h"
 #include "transport/testing/wait_until.h"
 
 namespace rpc {

@@ -28,7 +28,7 @@
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/fan_out.h"
-#include "transport/connection.h"
+#include "transport/connection/connection.h"
 
 namespace rpc {
 namespace {

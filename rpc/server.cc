@@ -4,7 +4,7 @@
 
 #include "absl/synchronization/blocking_counter.h"
 #include "rpc/server_context.h"
-#include "transport/tls_endpoint.h"
+#include "transport/tls/tls_endpoint.h"
 
 namespace rpc {
 

@@ -36,9 +36,9 @@
 #include "rpc/internal/server_connection.h"
 #include "rpc/internal/worker_pool.h"
 #include "rpc/service.h"
-#include "transport/event_loop.h"
-#include "transport/tcp.h"
-#include "transport/tls.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/tcp.h"
+#include "transport/tls/tls.h"
 
 namespace rpc {
 

@@ -27,7 +27,7 @@
 #include "rpc/internal/server_call.h"
 #include "rpc/server_context.h"
 #include "rpc/wire/status.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 

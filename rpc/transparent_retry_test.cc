@@ -27,8 +27,8 @@
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/fan_out.h"
-#include "transport/connection.h"
-#include "transport/frame_writer.h"
+#include "transport/connection/connection.h"
+#include "transport/frame/frame_writer.h"
 
 namespace rpc {
 namespace {

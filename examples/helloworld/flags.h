@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "transport/tls.h"
+#include "transport/tls/tls.h"
 
 namespace helloworld {
 

@@ -11,8 +11,8 @@
 #include "rpc/credentials.h"
 #include "rpc/internal/proto_utils.h"
 #include "rpc/server_context.h"
-#include "transport/connection_test_util.h"
-#include "transport/memory_endpoint.h"
+#include "transport/io/memory_endpoint.h"
+#include "transport/testing/connection_test_util.h"
 
 namespace rpc {
 namespace fuzz {

@@ -41,9 +41,9 @@
 #include "rpc/internal/server_connection.h"
 #include "rpc/service.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
-#include "transport/endpoint.h"
-#include "transport/event_loop.h"
-#include "transport/memory_endpoint.h"
+#include "transport/io/endpoint.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/memory_endpoint.h"
 
 namespace rpc {
 namespace fuzz {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "transport/event_loop.h"
-#include "transport/memory_endpoint.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/memory_endpoint.h"
 
 namespace rpc {
 namespace fuzz {

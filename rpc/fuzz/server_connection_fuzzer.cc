@@ -19,8 +19,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "rpc/fuzz/harness.h"
-#include "transport/event_loop.h"
-#include "transport/memory_endpoint.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/memory_endpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t mode;

@@ -25,7 +25,7 @@
 #include <deque>
 
 #include "absl/synchronization/mutex.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 namespace internal {

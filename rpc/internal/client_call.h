@@ -55,9 +55,9 @@
 #include "rpc/wire/message_framer.h"
 #include "rpc/wire/metadata.h"
 #include "rpc/wire/status.h"
-#include "transport/event_loop.h"
-#include "transport/http2_error.h"
-#include "transport/slice.h"
+#include "transport/frame/http2_error.h"
+#include "transport/io/event_loop.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 

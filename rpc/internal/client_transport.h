@@ -38,9 +38,9 @@
 #include "rpc/internal/client_call.h"
 #include "rpc/internal/keepalive.h"
 #include "rpc/internal/metadata_limits.h"
-#include "transport/connection.h"
-#include "transport/connection_driver.h"
-#include "transport/endpoint.h"
+#include "transport/connection/connection.h"
+#include "transport/driver/connection_driver.h"
+#include "transport/io/endpoint.h"
 
 namespace rpc {
 namespace internal {

@@ -29,9 +29,9 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
-#include "transport/connection_driver.h"
-#include "transport/event_loop.h"
-#include "transport/http2_error.h"
+#include "transport/driver/connection_driver.h"
+#include "transport/frame/http2_error.h"
+#include "transport/io/event_loop.h"
 
 namespace rpc {
 namespace internal {

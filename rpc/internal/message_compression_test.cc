@@ -12,7 +12,7 @@
 #include "rpc/compression/codec.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/wire/message_framer.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 namespace internal {

@@ -41,7 +41,7 @@
 #include "absl/types/span.h"
 #include "hpack/header_list.h"
 #include "rpc/wire/status.h"
-#include "transport/connection.h"
+#include "transport/connection/connection.h"
 
 namespace rpc {
 namespace internal {

@@ -5,7 +5,7 @@
 
 #include "google/protobuf/message_lite.h"
 #include "rpc/wire/zero_copy_stream.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 namespace internal {

@@ -31,8 +31,8 @@
 #include "rpc/wire/message_framer.h"
 #include "rpc/wire/metadata.h"
 #include "rpc/wire/status.h"
-#include "transport/event_loop.h"
-#include "transport/slice.h"
+#include "transport/io/event_loop.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 namespace internal {

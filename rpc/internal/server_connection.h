@@ -30,9 +30,9 @@
 #include "rpc/internal/keepalive.h"
 #include "rpc/internal/server_call.h"
 #include "rpc/service.h"
-#include "transport/connection.h"
-#include "transport/connection_driver.h"
-#include "transport/endpoint.h"
+#include "transport/connection/connection.h"
+#include "transport/driver/connection_driver.h"
+#include "transport/io/endpoint.h"
 
 namespace rpc {
 namespace internal {

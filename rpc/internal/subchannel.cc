@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "transport/tcp.h"
-#include "transport/tls_endpoint.h"
+#include "transport/io/tcp.h"
+#include "transport/tls/tls_endpoint.h"
 
 namespace rpc {
 namespace internal {

@@ -35,10 +35,10 @@
 #include "rpc/connectivity_state.h"
 #include "rpc/internal/backoff.h"
 #include "rpc/internal/client_transport.h"
-#include "transport/endpoint.h"
-#include "transport/event_loop.h"
-#include "transport/socket.h"
-#include "transport/tls.h"
+#include "transport/io/endpoint.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/socket.h"
+#include "transport/tls/tls.h"
 
 namespace rpc {
 namespace internal {

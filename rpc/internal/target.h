@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "transport/socket.h"
+#include "transport/io/socket.h"
 
 namespace rpc {
 namespace internal {

@@ -47,7 +47,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 // Counts heap allocations while g_count_allocations is set (this test binary
 // only), to hold the deframer to "no allocation per message".

@@ -23,7 +23,7 @@
 
 #include "google/protobuf/io/zero_copy_stream.h"
 #include "google/protobuf/message_lite.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 

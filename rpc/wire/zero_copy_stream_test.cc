@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "rpc/wire/message_framer.h"
 #include "rpc/wire/testdata/test.pb.h"
-#include "transport/slice.h"
+#include "transport/slice/slice.h"
 
 namespace rpc {
 namespace {

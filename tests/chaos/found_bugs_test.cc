@@ -8,8 +8,8 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "transport/connection.h"
-#include "transport/connection_test_util.h"
+#include "transport/connection/connection.h"
+#include "transport/testing/connection_test_util.h"
 
 namespace transport {
 namespace testing {

@@ -1,4 +1,4 @@
-// Our HTTP/2 client (transport/http2_client.h) against Debian's nghttpd
+// Our HTTP/2 client (transport/http/http2_client.h) against Debian's nghttpd
 // (nghttp2-server), over h2c with prior knowledge and over TLS (ALPN h2, the
 // server verified against a test CA by name): small and 8 MiB files, many
 // concurrent streams, a 404, and an upload echoed by nghttpd --echo-upload.
@@ -22,11 +22,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "transport/http2_blocking_client.h"
-#include "transport/socket.h"
+#include "transport/http/blocking_http2_client.h"
+#include "transport/io/socket.h"
 #include "transport/testing/subprocess.h"
 #include "transport/testing/test_certs.h"
-#include "transport/tls.h"
+#include "transport/tls/tls.h"
 
 namespace transport {
 namespace {

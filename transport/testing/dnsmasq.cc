@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "transport/socket.h"
+#include "transport/io/socket.h"
 
 namespace transport {
 namespace testing {

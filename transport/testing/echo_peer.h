@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "transport/endpoint.h"
+#include "transport/io/endpoint.h"
 
 namespace transport {
 namespace testing {

@@ -1,0 +1,339 @@
+#include "transport/driver/connection_driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/types/span.h"
+
+namespace transport {
+
+ConnectionDriver::ConnectionDriver(std::unique_ptr<Endpoint> endpoint,
+                                   const ConnectionOptions& connection_options,
+                                   ConnectionListener* listener, Owner* owner,
+                                   const DriverOptions& options)
+    : endpoint_(std::move(endpoint)),
+      loop_(endpoint_->loop()),
+      listener_(listener),
+      owner_(owner),
+      options_(options),
+      self_(std::make_shared<ConnectionDriver*>(this)),
+      iovecs_(new absl::string_view[std::max<size_t>(options.max_iovecs, 1)]) {
+  connection_ =
+      std::make_unique<Connection>(connection_options, listener_, NowNs());
+}
+
+ConnectionDriver::~ConnectionDriver() {
+  *self_ = nullptr;
+  if (timer_ != EventLoop::kInvalidTimer) loop_->Cancel(timer_);
+  if (linger_timer_ != EventLoop::kInvalidTimer) loop_->Cancel(linger_timer_);
+  endpoint_->Close();
+}
+
+int64_t ConnectionDriver::NowNs() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             loop_->Now().time_since_epoch())
+      .count();
+}
+
+void ConnectionDriver::Start() {
+  if (state_ != State::kIdle) return;
+  state_ = State::kOpen;
+  endpoint_->SetCallbacks([this] { OnReadable(); }, [this] { OnWritable(); });
+  ScheduleFlush();
+  OnReadable();
+}
+
+void ConnectionDriver::ScheduleFlush() {
+  if (flush_scheduled_ || write_blocked_ || state_ != State::kOpen) return;
+  flush_scheduled_ = true;
+  loop_->Defer([self = self_] {
+    if (*self != nullptr) (*self)->Flush();
+  });
+}
+
+void ConnectionDriver::GracefulShutdown() {
+  if (state_ != State::kOpen) return;
+  connection_->GracefulShutdown(NowNs());
+  ScheduleFlush();
+  AfterActivity();
+}
+
+void ConnectionDriver::Abort(absl::Status status) {
+  if (state_ == State::kClosed) return;
+  close_reason_ = status;
+  bool linger = false;
+  if (state_ == State::kOpen && connection_->role() == Role::kServer &&
+      !connection_->dead()) {
+    // RFC 9113 6.8: a server that closes tells the client the last stream it
+    // accepted (those above it never ran: the client may retry them) and
+    // why, before it closes. Best effort: what the socket takes now.
+    state_ = State::kLingering;  // No flush or timer from here on.
+    const absl::string_view reason = status.message();
+    connection_->GoAway(Http2ErrorCode::kNoError,
+                        std::string_view(reason.data(), reason.size()));
+    linger = WriteOutputNow();
+    if (state_ == State::kClosed) return;  // A listener aborted.
+  }
+  if (!connection_->dead()) connection_->OnTransportClosed();
+  if (state_ == State::kClosed) return;
+  if (linger) {
+    BeginLinger(std::move(status));
+  } else {
+    FinishClose(std::move(status));
+  }
+}
+
+size_t ConnectionDriver::FillIovecs(size_t* offered) {
+  const SliceBuffer& out = connection_->output();
+  const size_t n = std::min(out.num_slices(), options_.max_iovecs);
+  *offered = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Slice& s = out.slice(i);
+    iovecs_[i] =
+        absl::string_view(reinterpret_cast<const char*>(s.data()), s.size());
+    *offered += s.size();
+  }
+  return n;
+}
+
+bool ConnectionDriver::WriteOutputNow() {
+  size_t written = 0;
+  while (connection_->WantsWrite()) {
+    if (write_blocked_ || written >= options_.max_write_per_flush) {
+      return false;
+    }
+    size_t offered = 0;
+    const size_t n = FillIovecs(&offered);
+    const IoResult r = endpoint_->Writev(
+        absl::Span<const absl::string_view>(iovecs_.get(), n));
+    ++writev_calls_;
+    if (r.outcome == IoOutcome::kError || r.bytes == 0) return false;
+    bytes_written_ += r.bytes;
+    written += r.bytes;
+    connection_->ConsumeOutput(r.bytes);
+    if (state_ == State::kClosed) return false;
+    if (r.bytes < offered) return false;
+  }
+  return true;
+}
+
+void ConnectionDriver::OnReadable() {
+  if (state_ == State::kLingering) {
+    ReadLingering();
+    return;
+  }
+  if (state_ != State::kOpen) return;
+  size_t total = 0;
+  bool yield = false;
+  IoResult last;
+  for (;;) {
+    size_t available = 0;
+    uint8_t* room =
+        read_room_ < options_.min_read_room
+            ? read_buffer_.PrepareAppend(options_.read_block_size, &available)
+            : read_buffer_.PrepareAppend(read_room_, &available);
+    last = endpoint_->Read(
+        absl::Span<char>(reinterpret_cast<char*>(room), available));
+    if (!last.ok()) break;
+    read_buffer_.CommitAppend(last.bytes);
+    read_room_ = available - last.bytes;
+    total += last.bytes;
+    if (total >= options_.max_read_per_event) {
+      yield = true;
+      break;
+    }
+  }
+  if (total > 0) {
+    bytes_read_ += total;
+    connection_->Receive(read_buffer_, NowNs());
+    // Keeps the block (and its spare room) for the next read; the DATA
+    // Slices handed out keep their own references.
+    read_buffer_.TrimFront(read_buffer_.size());
+    if (state_ != State::kOpen) return;  // A listener aborted.
+  }
+  if (last.outcome == IoOutcome::kWouldBlock) ReleaseIfIdle();
+  if (last.outcome == IoOutcome::kEof || last.outcome == IoOutcome::kError) {
+    const bool clean = connection_->done();
+    close_reason_ = last.outcome == IoOutcome::kError ? last.status
+                    : clean
+                        ? absl::OkStatus()
+                        : absl::UnavailableError("peer closed the connection");
+    if (!connection_->dead()) connection_->OnTransportClosed();
+    FinishClose(close_reason_);
+    return;
+  }
+  if (yield && !read_resume_posted_) {
+    // Let the other connections of this loop run; the endpoint remembers
+    // that it was not drained.
+    read_resume_posted_ = true;
+    loop_->Post([self = self_] {
+      if (*self == nullptr) return;
+      (*self)->read_resume_posted_ = false;
+      (*self)->OnReadable();
+    });
+  }
+  if (total > 0) {
+    owner_->OnDriverProgress();
+    if (state_ != State::kOpen) return;
+    ScheduleFlush();
+    AfterActivity();
+  }
+}
+
+void ConnectionDriver::OnWritable() {
+  if (state_ != State::kOpen) return;
+  write_blocked_ = false;
+  Flush();
+}
+
+void ConnectionDriver::Flush() {
+  flush_scheduled_ = false;
+  if (state_ != State::kOpen || write_blocked_) return;
+  size_t written = 0;
+  bool wrote_any = false;
+  while (connection_->WantsWrite()) {
+    size_t offered = 0;
+    const size_t n = FillIovecs(&offered);
+    const IoResult r = endpoint_->Writev(
+        absl::Span<const absl::string_view>(iovecs_.get(), n));
+    ++writev_calls_;
+    if (r.outcome == IoOutcome::kError) {
+      Abort(r.status);
+      return;
+    }
+    if (r.bytes > 0) {
+      wrote_any = true;
+      bytes_written_ += r.bytes;
+      written += r.bytes;
+      // May pump queued DATA into the output and run OnStreamWritable.
+      connection_->ConsumeOutput(r.bytes);
+      if (state_ != State::kOpen) return;
+    }
+    if (r.bytes < offered) {
+      write_blocked_ = true;  // on_writable follows.
+      break;
+    }
+    if (written >= options_.max_write_per_flush) {
+      // Fairness: continue after the other connections of this loop.
+      loop_->Post([self = self_] {
+        if (*self != nullptr) (*self)->ScheduleFlush();
+      });
+      break;
+    }
+  }
+  if (wrote_any) {
+    owner_->OnDriverProgress();
+    if (state_ != State::kOpen) return;
+    ReleaseIfIdle();
+  }
+  AfterActivity();
+}
+
+void ConnectionDriver::ReleaseIfIdle() {
+  // Busy connections keep their blocks (no allocation per read or write);
+  // one without streams gives them back: an idle connection then holds no
+  // read block, output block or header storage, and the next read or frame
+  // allocates them again.
+  if (connection_->num_active_streams() != 0 || connection_->WantsWrite()) {
+    return;
+  }
+  read_buffer_.Clear();
+  read_room_ = 0;
+  connection_->ReleaseIdleMemory();
+}
+
+void ConnectionDriver::AfterActivity() {
+  if (state_ != State::kOpen) return;
+  if (connection_->done() && !connection_->WantsWrite()) {
+    BeginLinger(absl::OkStatus());
+    return;
+  }
+  UpdateTimer();
+}
+
+void ConnectionDriver::UpdateTimer() {
+  const int64_t deadline = connection_->NextDeadline();
+  if (deadline == timer_deadline_) return;
+  if (timer_ != EventLoop::kInvalidTimer) loop_->Cancel(timer_);
+  timer_ = EventLoop::kInvalidTimer;
+  timer_deadline_ = deadline;
+  if (deadline == kNoDeadline) return;
+  const EventLoop::Clock::time_point when(
+      std::chrono::duration_cast<EventLoop::Clock::duration>(
+          std::chrono::nanoseconds(deadline)));
+  timer_ = loop_->RunAt(when, [self = self_] {
+    if (*self != nullptr) (*self)->OnConnectionTimer();
+  });
+}
+
+void ConnectionDriver::OnConnectionTimer() {
+  timer_ = EventLoop::kInvalidTimer;
+  timer_deadline_ = kNoDeadline;
+  if (state_ != State::kOpen) return;
+  connection_->OnTimer(NowNs());
+  if (state_ != State::kOpen) return;
+  owner_->OnDriverProgress();
+  if (state_ != State::kOpen) return;
+  ScheduleFlush();
+  AfterActivity();
+}
+
+void ConnectionDriver::BeginLinger(absl::Status status) {
+  state_ = State::kLingering;
+  linger_status_ = std::move(status);
+  if (timer_ != EventLoop::kInvalidTimer) loop_->Cancel(timer_);
+  timer_ = EventLoop::kInvalidTimer;
+  endpoint_->ShutdownWrite();
+  linger_timer_ = loop_->RunAfter(options_.linger, [self = self_] {
+    if (*self == nullptr) return;
+    (*self)->linger_timer_ = EventLoop::kInvalidTimer;
+    (*self)->FinishClose((*self)->linger_status_);
+  });
+  ReadLingering();
+}
+
+void ConnectionDriver::ReadLingering() {
+  // Discards what the peer still sends, so that closing does not meet
+  // unread input (the kernel would answer it with a RST, and the peer's
+  // kernel would drop our GOAWAY unread). At most max_read_per_event octets
+  // per event, then the other connections run; at most linger_max_bytes in
+  // all (with options.linger, the bound on what a peer can make us read).
+  char discard[4096];
+  size_t total = 0;
+  while (total < options_.max_read_per_event) {
+    const IoResult r = endpoint_->Read(absl::Span<char>(discard));
+    if (!r.ok()) {
+      if (r.outcome != IoOutcome::kWouldBlock) FinishClose(linger_status_);
+      return;
+    }
+    total += r.bytes;
+    lingered_bytes_ += r.bytes;
+    if (lingered_bytes_ >= options_.linger_max_bytes) {
+      // A peer that keeps sending while we close: stop listening to it.
+      FinishClose(linger_status_);
+      return;
+    }
+  }
+  // Not drained (the loop is edge-triggered): continue after the others.
+  loop_->Post([self = self_] {
+    if (*self != nullptr && (*self)->state_ == State::kLingering) {
+      (*self)->ReadLingering();
+    }
+  });
+}
+
+void ConnectionDriver::FinishClose(absl::Status status) {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  if (timer_ != EventLoop::kInvalidTimer) loop_->Cancel(timer_);
+  timer_ = EventLoop::kInvalidTimer;
+  if (linger_timer_ != EventLoop::kInvalidTimer) loop_->Cancel(linger_timer_);
+  linger_timer_ = EventLoop::kInvalidTimer;
+  endpoint_->Close();
+  loop_->Defer([self = self_, status = std::move(status)] {
+    if (*self != nullptr) (*self)->owner_->OnDriverClosed(status);
+  });
+}
+
+}  // namespace transport

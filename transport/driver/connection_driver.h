@@ -1,0 +1,199 @@
+// ConnectionDriver: runs one sans-IO Connection (connection.h) over an
+// Endpoint (TCP or TLS) on its EventLoop. It is the I/O glue shared by the
+// HTTP/2 server and client (http2_server.h, http2_client.h) and by anything
+// else that wants to speak HTTP/2 on a loop (the rpc layer): it knows nothing
+// about requests, only bytes, timers and the end of the connection.
+//
+// Read path. On readable, it reads into the spare room of a SliceBuffer block
+// (PrepareAppend/CommitAppend) until the endpoint would block (or
+// options.max_read_per_event octets, then it yields to other connections and
+// continues in a later iteration), then hands everything read to
+// Connection::Receive at once. DATA pieces the listener sees are Slices of
+// that read block: no copy.
+//
+// Write path (coalescing). Nothing is written while input is processed or
+// while the application submits: the driver only marks "flush scheduled" and
+// defers the flush to the end of the loop iteration (EventLoop::Defer). The
+// flush writes all of Connection::output() with one Writev (at most
+// options.max_iovecs pieces per call; more calls only if the output is
+// larger), then ConsumeOutput. A short write stops flushing until the
+// endpoint's on_writable (the TCP endpoint keeps EPOLLOUT armed only then).
+//
+// Timers. Connection::NextDeadline is mirrored into one loop timer, re-armed
+// when it changes.
+//
+// Closing. When the connection is done (drained after GOAWAY, or dead) and
+// its output is flushed, the driver shuts down its write side, discards input
+// until the peer closes (at most options.linger; this keeps the kernel from
+// answering unread input with a RST that could destroy our last frames), and
+// closes. EOF or an I/O error from the peer calls
+// Connection::OnTransportClosed (every live stream is reset). Either way the
+// owner hears Owner::OnClosed once, from the end of a loop iteration, where
+// it may destroy the driver.
+//
+// Threading: everything on the endpoint's loop thread. Not thread-safe.
+
+#ifndef TRANSPORT_CONNECTION_DRIVER_H_
+#define TRANSPORT_CONNECTION_DRIVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "transport/connection/connection.h"
+#include "transport/io/endpoint.h"
+#include "transport/io/event_loop.h"
+#include "transport/slice/slice.h"
+
+namespace transport {
+
+struct DriverOptions {
+  // Reads go into blocks of this size; a new block is started when the
+  // current one has less than min_read_room octets left.
+  size_t read_block_size = 32 << 10;
+  size_t min_read_room = 4 << 10;
+  // Octets read per readable event before yielding to other connections.
+  size_t max_read_per_event = 256 << 10;
+  // iovecs per Writev call.
+  size_t max_iovecs = 64;
+  // Octets written per flush before yielding to other connections.
+  size_t max_write_per_flush = 1 << 20;
+  // Lingering close: once the connection is done and its output (the
+  // GOAWAY last) is flushed, the write side is shut down (TLS: close_notify
+  // first) and input is read and discarded until the peer's EOF, for at most
+  // `linger` and at most `linger_max_bytes` octets; then the endpoint is
+  // closed. Closing with unread input would make the kernel send a RST, and
+  // the peer's kernel would drop our last frames before they are read
+  // (nghttpx and h2o linger the same way).
+  absl::Duration linger = absl::Seconds(2);
+  size_t linger_max_bytes = 16 << 20;
+};
+
+class ConnectionDriver {
+ public:
+  class Owner {
+   public:
+    virtual ~Owner() = default;
+    // Input was processed or output consumed: windows and queues may have
+    // moved (the HTTP layer uses this to wake blocked writers).
+    virtual void OnDriverProgress() {}
+    // The endpoint is closed and the connection dead; runs once, at the end
+    // of a loop iteration (never inside a driver or listener call). The owner
+    // may destroy the driver here. `status` is OK after an orderly close.
+    virtual void OnDriverClosed(const absl::Status& status) = 0;
+  };
+
+  // Creates the Connection (its preface goes into the output). `listener`
+  // receives the Connection's events and `owner` the driver's; both must
+  // outlive the driver. Nothing happens until Start().
+  ConnectionDriver(std::unique_ptr<Endpoint> endpoint,
+                   const ConnectionOptions& connection_options,
+                   ConnectionListener* listener, Owner* owner,
+                   const DriverOptions& options = DriverOptions());
+  // Closes the endpoint if still open. Calls nothing (no listener or owner
+  // callback), so destroying a live driver drops its streams silently.
+  ~ConnectionDriver();
+
+  ConnectionDriver(const ConnectionDriver&) = delete;
+  ConnectionDriver& operator=(const ConnectionDriver&) = delete;
+
+  // Takes over the endpoint's callbacks, reads what already arrived and
+  // schedules the flush of the preface.
+  void Start();
+
+  Connection& connection() { return *connection_; }
+  const Connection& connection() const { return *connection_; }
+  Endpoint* endpoint() const { return endpoint_.get(); }
+  EventLoop* loop() const { return loop_; }
+  // The loop's cached time in the Connection's clock (nanoseconds).
+  int64_t NowNs() const;
+
+  // Call after submitting to the connection from outside a listener callback
+  // (a timer, a posted task): flushes at the end of this loop iteration.
+  // Cheap when a flush is already scheduled. Listener callbacks run inside
+  // Receive or a flush and need not call it (but may).
+  void ScheduleFlush();
+  // Connection::GracefulShutdown now, then flush; the driver closes once the
+  // connection drained.
+  void GracefulShutdown();
+  // Closes now: Connection::OnTransportClosed (streams reset), endpoint
+  // closed, OnDriverClosed(status) later. A server connection that has not
+  // failed first writes GOAWAY(last accepted stream, NO_ERROR, status's
+  // message) as far as the socket takes it at once; when all of it went, it
+  // then lingers (DriverOptions::linger) before closing, so the client can
+  // read it.
+  void Abort(absl::Status status);
+
+  // The endpoint is closed (OnDriverClosed may still be due).
+  bool closed() const { return state_ == State::kClosed; }
+  // Why the transport closed (an I/O or TLS error, the peer's EOF, an
+  // Abort's status); set before the streams are reset, so listeners can
+  // tell their calls. OK while open and after a clean close.
+  const absl::Status& close_reason() const { return close_reason_; }
+  // Octets written and read so far.
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  // Writev calls made so far (tests check the coalescing).
+  uint64_t writev_calls() const { return writev_calls_; }
+
+ private:
+  enum class State { kIdle, kOpen, kLingering, kClosed };
+  using Self = std::shared_ptr<ConnectionDriver*>;
+
+  void OnReadable();
+  void OnWritable();
+  void ReadLingering();
+  void Flush();
+  // After Receive or Flush: close if done and flushed, re-arm the timer.
+  void AfterActivity();
+  // Frees the read block and the connection's idle buffers when no stream
+  // is active and nothing waits to be written.
+  void ReleaseIfIdle();
+  void UpdateTimer();
+  void OnConnectionTimer();
+  // Shuts the write side down and discards input until EOF, options.linger
+  // or options.linger_max_bytes; then FinishClose(status).
+  void BeginLinger(absl::Status status);
+  // Points iovecs_ at the head of the output; returns their count.
+  size_t FillIovecs(size_t* offered);
+  // Writes the output until it is empty or the endpoint would block, without
+  // callbacks to the owner. True when all of it was written.
+  bool WriteOutputNow();
+  void FinishClose(absl::Status status);
+
+  std::unique_ptr<Endpoint> endpoint_;
+  EventLoop* const loop_;
+  ConnectionListener* const listener_;
+  Owner* const owner_;
+  const DriverOptions options_;
+  std::unique_ptr<Connection> connection_;
+  // Points at this driver until it is destroyed: the deferred work, posted
+  // tasks and timers hold a copy and check it (16 octets: fits the inline
+  // storage of a loop task, no allocation).
+  Self self_;
+
+  absl::Status close_reason_;
+  absl::Status linger_status_;  // For OnDriverClosed after lingering.
+  State state_ = State::kIdle;
+  SliceBuffer read_buffer_;
+  size_t read_room_ = 0;  // Spare octets left in read_buffer_'s block.
+  bool flush_scheduled_ = false;
+  bool write_blocked_ = false;  // Short write: waiting for on_writable.
+  bool read_resume_posted_ = false;
+  EventLoop::TimerId timer_ = EventLoop::kInvalidTimer;
+  int64_t timer_deadline_ = kNoDeadline;
+  EventLoop::TimerId linger_timer_ = EventLoop::kInvalidTimer;
+  std::unique_ptr<absl::string_view[]> iovecs_;
+
+  uint64_t bytes_written_ = 0;
+  uint64_t bytes_read_ = 0;
+  uint64_t writev_calls_ = 0;
+  uint64_t lingered_bytes_ = 0;  // Discarded while lingering.
+};
+
+}  // namespace transport
+
+#endif  // TRANSPORT_CONNECTION_DRIVER_H_

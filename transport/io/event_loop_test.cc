@@ -1,0 +1,475 @@
+#include "transport/io/event_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace transport {
+namespace {
+
+using ::testing::ElementsAre;
+
+constexpr absl::Duration kWait = absl::Seconds(10);
+
+std::unique_ptr<EventLoop> NewLoop() {
+  auto loop = EventLoop::Create();
+  EXPECT_TRUE(loop.ok()) << loop.status();
+  return *std::move(loop);
+}
+
+TEST(EventLoopTest, ManualClockMovesOnlyWhenAdvanced) {
+  auto created = EventLoop::CreateWithManualClock();
+  ASSERT_TRUE(created.ok()) << created.status();
+  EventLoop& loop = **created;
+  EXPECT_TRUE(loop.manual_clock());
+  const EventLoop::Clock::time_point start = loop.Now();
+  std::vector<int> fired;
+  loop.RunAfter(absl::Milliseconds(10), [&] { fired.push_back(10); });
+  loop.RunAfter(absl::Seconds(5), [&] { fired.push_back(5000); });
+  // Never sleeps for a timer, and the clock stands still however long the
+  // iterations take.
+  for (int i = 0; i < 5; ++i) loop.RunOnce(absl::InfiniteDuration());
+  EXPECT_TRUE(fired.empty());
+  EXPECT_EQ(loop.Now(), start);
+  loop.AdvanceClock(absl::Milliseconds(9));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_TRUE(fired.empty());
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_THAT(fired, ElementsAre(10));
+  EXPECT_EQ(loop.Now() - start, std::chrono::milliseconds(10));
+  // Timers are set from the manual time, also outside an iteration.
+  loop.RunAfter(absl::Milliseconds(1), [&] { fired.push_back(1); });
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_THAT(fired, ElementsAre(10, 1));
+}
+
+TEST(EventLoopTest, TimersFireInDeadlineOrder) {
+  auto loop = NewLoop();
+  std::vector<int> order;
+  loop->RunAfter(absl::Milliseconds(30), [&] { order.push_back(3); });
+  loop->RunAfter(absl::Milliseconds(10), [&] { order.push_back(1); });
+  loop->RunAfter(absl::Milliseconds(20), [&] { order.push_back(2); });
+  ASSERT_TRUE(loop->RunUntil([&] { return order.size() == 3; }, kWait));
+  EXPECT_THAT(order, ElementsAre(1, 2, 3));
+}
+
+TEST(EventLoopTest, EqualDeadlinesFireInInsertionOrder) {
+  auto loop = NewLoop();
+  std::vector<int> order;
+  const EventLoop::Clock::time_point when =
+      EventLoop::Clock::now() + std::chrono::milliseconds(5);
+  for (int i = 0; i < 10; ++i)
+    loop->RunAt(when, [&, i] { order.push_back(i); });
+  ASSERT_TRUE(loop->RunUntil([&] { return order.size() == 10; }, kWait));
+  EXPECT_THAT(order, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
+}
+
+TEST(EventLoopTest, TimerDoesNotFireEarly) {
+  auto loop = NewLoop();
+  const auto start = EventLoop::Clock::now();
+  EventLoop::Clock::time_point fired;
+  bool done = false;
+  loop->RunAfter(absl::Milliseconds(50), [&] {
+    fired = EventLoop::Clock::now();
+    done = true;
+  });
+  ASSERT_TRUE(loop->RunUntil([&] { return done; }, kWait));
+  EXPECT_GE(fired - start, std::chrono::milliseconds(50));
+}
+
+// Now() is read once per iteration; a timer armed late in a long iteration
+// must count its delay from when it was armed, not from the iteration's start
+// (a backoff armed under load would come out short by the iteration's
+// length). Only lower bounds: safe however slow the machine is.
+TEST(EventLoopTest, TimerArmedLateInAnIterationDoesNotFireEarly) {
+  auto loop = NewLoop();
+  constexpr auto kDelay = std::chrono::milliseconds(20);
+  EventLoop::Clock::time_point armed;
+  EventLoop::Clock::time_point fired;
+  bool done = false;
+  loop->Post([&] {
+    // Stand in for an iteration busy with other work: stay until the cached
+    // time is older than twice the delay.
+    while (EventLoop::Clock::now() - loop->Now() < 2 * kDelay) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    armed = EventLoop::Clock::now();
+    loop->RunAfter(absl::FromChrono(kDelay), [&] {
+      fired = EventLoop::Clock::now();
+      done = true;
+    });
+  });
+  ASSERT_TRUE(loop->RunUntil([&] { return done; }, kWait));
+  EXPECT_GE(absl::FromChrono(fired - armed), absl::FromChrono(kDelay));
+}
+
+TEST(EventLoopTest, ManualClockTimerArmedAfterAdvanceInAnIteration) {
+  auto created = EventLoop::CreateWithManualClock();
+  ASSERT_TRUE(created.ok()) << created.status();
+  EventLoop& loop = **created;
+  bool fired = false;
+  loop.Post([&] {
+    // Now() stays put for the rest of the iteration; the timer counts from
+    // the advanced clock.
+    loop.AdvanceClock(absl::Milliseconds(5));
+    loop.RunAfter(absl::Milliseconds(2), [&] { fired = true; });
+  });
+  loop.RunOnce(absl::ZeroDuration());
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_FALSE(fired);
+  loop.AdvanceClock(absl::Milliseconds(1));
+  loop.RunOnce(absl::ZeroDuration());
+  EXPECT_TRUE(fired);
+}
+
+TEST(EventLoopTest, CancelPreventsFiring) {
+  auto loop = NewLoop();
+  std::vector<int> fired;
+  EventLoop::TimerId a =
+      loop->RunAfter(absl::Milliseconds(5), [&] { fired.push_back(1); });
+  loop->RunAfter(absl::Milliseconds(10), [&] { fired.push_back(2); });
+  EXPECT_TRUE(loop->Cancel(a));
+  EXPECT_FALSE(loop->Cancel(a));  // already cancelled
+  EXPECT_FALSE(loop->Cancel(EventLoop::kInvalidTimer));
+  ASSERT_TRUE(loop->RunUntil([&] { return !fired.empty(); }, kWait));
+  loop->RunOnce(absl::Milliseconds(20));
+  EXPECT_THAT(fired, ElementsAre(2));
+  EXPECT_EQ(loop->pending_timers(), 0u);
+}
+
+TEST(EventLoopTest, CancelDestroysTaskAtOnce) {
+  auto loop = NewLoop();
+  auto token = std::make_shared<int>(0);
+  std::weak_ptr<int> weak = token;
+  EventLoop::TimerId id =
+      loop->RunAfter(absl::Hours(1), [token = std::move(token)] {});
+  EXPECT_FALSE(weak.expired());
+  EXPECT_TRUE(loop->Cancel(id));
+  EXPECT_TRUE(weak.expired());
+}
+
+TEST(EventLoopTest, TimerCanCancelAnotherDueInSameIteration) {
+  auto loop = NewLoop();
+  const auto when = EventLoop::Clock::now();
+  bool second_fired = false;
+  EventLoop::TimerId second = EventLoop::kInvalidTimer;
+  loop->RunAt(when, [&] { EXPECT_TRUE(loop->Cancel(second)); });
+  second = loop->RunAt(when, [&] { second_fired = true; });
+  loop->RunOnce(absl::ZeroDuration());
+  loop->RunOnce(absl::ZeroDuration());
+  EXPECT_FALSE(second_fired);
+}
+
+TEST(EventLoopTest, ZeroDelayRearmDoesNotStarveTheIteration) {
+  auto loop = NewLoop();
+  int runs = 0;
+  std::function<void()> rearm = [&] {
+    ++runs;
+    loop->RunAfter(absl::ZeroDuration(), rearm);
+  };
+  loop->RunAfter(absl::ZeroDuration(), rearm);
+  loop->RunOnce(absl::ZeroDuration());
+  EXPECT_EQ(runs, 1);  // the re-armed timer waits for the next iteration
+  loop->RunOnce(absl::ZeroDuration());
+  EXPECT_EQ(runs, 2);
+  // Break the cycle so the pending timer is dropped with the loop.
+  rearm = [] {};
+}
+
+TEST(EventLoopTest, ManyTimersRandomDelaysFireSortedAndCancelledNever) {
+  auto loop = NewLoop();
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> delay_ms(0, 50);
+  constexpr int kTimers = 10000;
+  std::vector<EventLoop::Clock::time_point> deadlines;
+  std::vector<EventLoop::TimerId> ids;
+  std::vector<int> fired;
+  const auto base = EventLoop::Clock::now();
+  for (int i = 0; i < kTimers; ++i) {
+    const auto when = base + std::chrono::milliseconds(delay_ms(rng));
+    deadlines.push_back(when);
+    ids.push_back(loop->RunAt(when, [&fired, i] { fired.push_back(i); }));
+  }
+  // Cancel every third one.
+  std::set<int> cancelled;
+  for (int i = 0; i < kTimers; i += 3) {
+    ASSERT_TRUE(loop->Cancel(ids[i]));
+    cancelled.insert(i);
+  }
+  const size_t expected = kTimers - cancelled.size();
+  ASSERT_TRUE(loop->RunUntil([&] { return fired.size() == expected; }, kWait));
+  for (size_t k = 1; k < fired.size(); ++k) {
+    const int a = fired[k - 1], b = fired[k];
+    ASSERT_TRUE(deadlines[a] < deadlines[b] ||
+                (deadlines[a] == deadlines[b] && a < b))
+        << "timer " << a << " fired before " << b;
+  }
+  for (int i : fired) ASSERT_EQ(cancelled.count(i), 0u);
+  EXPECT_EQ(loop->pending_timers(), 0u);
+}
+
+TEST(EventLoopTest, PostFromAnotherThreadWakesTheLoop) {
+  auto loop = NewLoop();
+  std::atomic<bool> ran{false};
+  std::thread::id ran_on;
+  std::thread poster([&] {
+    loop->Post([&] {
+      ran_on = std::this_thread::get_id();
+      ran = true;
+    });
+  });
+  // The loop sleeps without a timer: only the eventfd can wake it.
+  const auto start = EventLoop::Clock::now();
+  while (!ran && EventLoop::Clock::now() - start < std::chrono::seconds(10)) {
+    loop->RunOnce(absl::InfiniteDuration());
+  }
+  poster.join();
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+TEST(EventLoopTest, PostedTasksRunInOrderAcrossManyThreads) {
+  auto loop = NewLoop();
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 5000;
+  std::vector<std::vector<int>> seen(kThreads);
+  std::atomic<int> total{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        loop->Post([&, t, i] {
+          seen[t].push_back(i);
+          total.fetch_add(1);
+        });
+      }
+    });
+  }
+  ASSERT_TRUE(loop->RunUntil(
+      [&] { return total.load() == kThreads * kPerThread; }, kWait));
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(seen[t].size(), static_cast<size_t>(kPerThread));
+    for (int i = 0; i < kPerThread; ++i) ASSERT_EQ(seen[t][i], i);
+  }
+}
+
+TEST(EventLoopTest, RunInLoopIsInlineOnTheLoopThread) {
+  auto loop = NewLoop();
+  bool ran = false;
+  loop->RunInLoop([&] { ran = true; });
+  EXPECT_TRUE(ran);  // the creating thread owns the loop until another runs it
+}
+
+TEST(EventLoopTest, StopFromAnotherThreadEndsRun) {
+  auto loop = NewLoop();
+  absl::Notification running;
+  loop->Post([&] { running.Notify(); });
+  std::thread stopper([&] {
+    ASSERT_TRUE(running.WaitForNotificationWithTimeout(kWait));
+    loop->Stop();
+  });
+  loop->Run();  // returns only because of Stop
+  stopper.join();
+  // Run again: the stop request was consumed.
+  bool ran = false;
+  loop->Post([&] {
+    ran = true;
+    loop->Stop();
+  });
+  loop->Run();
+  EXPECT_TRUE(ran);
+}
+
+TEST(EventLoopTest, WatchReportsEdgesAndUnwatchStopsThem) {
+  auto loop = NewLoop();
+  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(efd, 0);
+  int calls = 0;
+  ASSERT_TRUE(loop->Watch(efd, EPOLLIN,
+                          [&](uint32_t events) {
+                            EXPECT_TRUE(events & EPOLLIN);
+                            ++calls;
+                          })
+                  .ok());
+  EXPECT_EQ(loop->Watch(efd, EPOLLIN, [](uint32_t) {}).code(),
+            absl::StatusCode::kAlreadyExists);
+  uint64_t one = 1;
+  ASSERT_EQ(write(efd, &one, sizeof(one)), 8);
+  ASSERT_TRUE(loop->RunUntil([&] { return calls == 1; }, kWait));
+  // Edge-triggered: not reported again while nothing changes.
+  loop->RunOnce(absl::Milliseconds(10));
+  EXPECT_EQ(calls, 1);
+  ASSERT_EQ(write(efd, &one, sizeof(one)), 8);
+  ASSERT_TRUE(loop->RunUntil([&] { return calls == 2; }, kWait));
+  ASSERT_TRUE(loop->Unwatch(efd).ok());
+  EXPECT_EQ(loop->Unwatch(efd).code(), absl::StatusCode::kNotFound);
+  ASSERT_EQ(write(efd, &one, sizeof(one)), 8);
+  loop->RunOnce(absl::Milliseconds(10));
+  EXPECT_EQ(calls, 2);
+  close(efd);
+}
+
+TEST(EventLoopTest, ModifyChangesInterest) {
+  auto loop = NewLoop();
+  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(efd, 0);
+  uint32_t last = 0;
+  int calls = 0;
+  // An eventfd is always writable: EPOLLOUT is reported once when asked for.
+  ASSERT_TRUE(loop->Watch(efd, EPOLLIN,
+                          [&](uint32_t e) {
+                            last = e;
+                            ++calls;
+                          })
+                  .ok());
+  loop->RunOnce(absl::Milliseconds(5));
+  EXPECT_EQ(calls, 0);
+  ASSERT_TRUE(loop->Modify(efd, EPOLLIN | EPOLLOUT).ok());
+  ASSERT_TRUE(loop->RunUntil([&] { return calls == 1; }, kWait));
+  EXPECT_TRUE(last & EPOLLOUT);
+  EXPECT_EQ(loop->Modify(12345, EPOLLIN).code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(loop->Unwatch(efd).ok());
+  close(efd);
+}
+
+TEST(EventLoopTest, UnwatchInsideHandlerSuppressesPendingEventsOfOthers) {
+  auto loop = NewLoop();
+  int a = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  int b = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  int calls = 0;
+  // Whichever runs first unwatches both; the other must not run although its
+  // event was collected in the same epoll_wait.
+  auto handler = [&](uint32_t) {
+    ++calls;
+    loop->Unwatch(a).IgnoreError();
+    loop->Unwatch(b).IgnoreError();
+  };
+  ASSERT_TRUE(loop->Watch(a, EPOLLIN, handler).ok());
+  ASSERT_TRUE(loop->Watch(b, EPOLLIN, handler).ok());
+  uint64_t one = 1;
+  ASSERT_EQ(write(a, &one, 8), 8);
+  ASSERT_EQ(write(b, &one, 8), 8);
+  ASSERT_TRUE(loop->RunUntil([&] { return calls > 0; }, kWait));
+  loop->RunOnce(absl::Milliseconds(5));
+  EXPECT_EQ(calls, 1);
+  close(a);
+  close(b);
+}
+
+TEST(EventLoopTest, DeferRunsAfterEverythingElseInTheIteration) {
+  auto loop = NewLoop();
+  std::vector<std::string> order;
+  loop->RunAfter(absl::ZeroDuration(), [&] {
+    order.push_back("timer");
+    loop->Defer([&] {
+      order.push_back("deferred");
+      loop->Defer([&] { order.push_back("deferred from deferred"); });
+    });
+    loop->Post([&] { order.push_back("posted"); });
+  });
+  ASSERT_TRUE(loop->RunUntil([&] { return order.size() == 4; }, kWait));
+  EXPECT_THAT(order, ElementsAre("timer", "posted", "deferred",
+                                 "deferred from deferred"));
+}
+
+TEST(EventLoopTest, RunUntilIsBounded) {
+  auto loop = NewLoop();
+  const auto start = EventLoop::Clock::now();
+  EXPECT_FALSE(loop->RunUntil([] { return false; }, absl::Milliseconds(30)));
+  const auto took = EventLoop::Clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(30));
+  EXPECT_LT(took, std::chrono::seconds(5));
+}
+
+TEST(EventLoopTest, DestructionDropsPendingWork) {
+  auto token = std::make_shared<int>(0);
+  std::weak_ptr<int> weak = token;
+  {
+    auto loop = NewLoop();
+    loop->RunAfter(absl::Hours(1), [token] {});
+    loop->Post([token] {});
+    loop->Defer([token] {});
+    token.reset();
+    EXPECT_FALSE(weak.expired());
+  }
+  EXPECT_TRUE(weak.expired());
+}
+
+TEST(EventLoopThreadTest, RunsTasksOnItsOwnThread) {
+  auto t = EventLoopThread::Start("test-loop");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EventLoop* loop = (*t)->loop();
+  EXPECT_FALSE(loop->IsInLoopThread());
+  absl::Notification done;
+  bool in_loop = false;
+  std::thread::id id;
+  loop->Post([&] {
+    in_loop = loop->IsInLoopThread();
+    id = std::this_thread::get_id();
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  EXPECT_TRUE(in_loop);
+  EXPECT_NE(id, std::this_thread::get_id());
+  // Timers work on the thread too.
+  absl::Notification timer;
+  loop->Post(
+      [&] { loop->RunAfter(absl::Milliseconds(5), [&] { timer.Notify(); }); });
+  ASSERT_TRUE(timer.WaitForNotificationWithTimeout(kWait));
+}
+
+TEST(EventLoopGroupTest, RoundRobinOverDistinctThreads) {
+  EventLoopGroup::Options options;
+  options.num_threads = 3;
+  auto group = EventLoopGroup::Create(options);
+  ASSERT_TRUE(group.ok()) << group.status();
+  ASSERT_EQ((*group)->size(), 3u);
+  std::vector<EventLoop*> picked;
+  for (int i = 0; i < 6; ++i) picked.push_back((*group)->Next());
+  EXPECT_EQ(picked[0], picked[3]);
+  EXPECT_EQ(picked[1], picked[4]);
+  EXPECT_NE(picked[0], picked[1]);
+  EXPECT_NE(picked[1], picked[2]);
+  // Each loop runs on its own thread.
+  std::set<std::thread::id> ids;
+  std::atomic<int> done{0};
+  absl::Mutex mu;
+  for (size_t i = 0; i < 3; ++i) {
+    (*group)->loop(i)->Post([&] {
+      absl::MutexLock lock(&mu);
+      ids.insert(std::this_thread::get_id());
+      done.fetch_add(1);
+    });
+  }
+  absl::MutexLock lock(&mu);
+  ASSERT_TRUE(mu.AwaitWithTimeout(
+      absl::Condition(
+          +[](std::atomic<int>* d) { return d->load() == 3; }, &done),
+      kWait));
+  EXPECT_EQ(ids.size(), 3u);
+}
+
+TEST(EventLoopGroupTest, DefaultIsOneLoopPerCore) {
+  auto group = EventLoopGroup::Create(EventLoopGroup::Options());
+  ASSERT_TRUE(group.ok()) << group.status();
+  EXPECT_EQ((*group)->size(),
+            std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+}  // namespace transport
