@@ -32,11 +32,6 @@
 #include <utility>
 #include <vector>
 
-namespace transport {
-class Endpoint;
-class TlsSession;
-}  // namespace transport
-
 namespace rpc {
 
 inline constexpr char kTransportSecurityTypePropertyName[] =
@@ -79,12 +74,6 @@ class AuthContext {
 
 // The context of a plaintext (h2c) connection.
 std::shared_ptr<const AuthContext> InsecureAuthContext();
-// The context of a TLS connection after its handshake.
-std::shared_ptr<const AuthContext> TlsAuthContext(
-    const transport::TlsSession& session);
-// TLS or insecure, whichever `endpoint` is (a TlsEndpoint or not).
-std::shared_ptr<const AuthContext> AuthContextFor(
-    const transport::Endpoint& endpoint);
 
 }  // namespace rpc
 

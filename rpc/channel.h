@@ -73,28 +73,17 @@
 #ifndef RPC_CHANNEL_H_
 #define RPC_CHANNEL_H_
 
-#include <chrono>
 #include <cstddef>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "rpc/channel_interface.h"
 #include "rpc/compression/codec.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/connectivity_state.h"
 #include "rpc/credentials.h"
-#include "rpc/internal/backoff.h"
-#include "rpc/internal/client_call.h"
-#include "rpc/internal/client_transport.h"
-#include "rpc/internal/subchannel.h"
-#include "rpc/internal/target.h"
-#include "transport/io/dns_resolver.h"
-#include "transport/io/event_loop.h"
-#include "transport/io/socket.h"
 
 namespace rpc {
 
@@ -190,145 +179,38 @@ struct ChannelArguments {
 };
 
 namespace internal {
-class ChannelTestPeer;
+class ChannelImpl;
+struct ChannelAccess;
 }  // namespace internal
 
-class Channel final : private internal::Subchannel::Owner {
+class Channel final : public ChannelInterface {
  public:
-  // Use CreateChannel.
-  Channel(std::string target, std::shared_ptr<ChannelCredentials> creds,
-          const ChannelArguments& args,
-          std::unique_ptr<transport::EventLoopThread> loop_thread);
   // Fails the calls in flight and the queued ones (UNAVAILABLE), closes the
   // connections and stops the loop thread.
   ~Channel() override;
-  Channel(const Channel&) = delete;
-  Channel& operator=(const Channel&) = delete;
 
-  const std::string& target() const { return target_; }
+  const std::string& target() const;
 
-  // ---- Connectivity (any thread) ----
-  // The current state; with `try_to_connect`, an IDLE channel starts
-  // connecting (the state returned is still IDLE).
-  ConnectivityState GetState(bool try_to_connect);
-  // Blocks until the state differs from `last_observed` (true) or `deadline`
-  // passed (false).
-  bool WaitForStateChange(ConnectivityState last_observed, absl::Time deadline);
-  template <typename Clock, typename Duration>
-  bool WaitForStateChange(ConnectivityState last_observed,
-                          const std::chrono::time_point<Clock, Duration>& t) {
-    return WaitForStateChange(last_observed,
-                              absl::Now() + absl::FromChrono(t - Clock::now()));
-  }
-  // Connects if needed and blocks until READY (true) or `deadline` (false).
-  bool WaitForConnected(absl::Time deadline);
-  template <typename Clock, typename Duration>
-  bool WaitForConnected(const std::chrono::time_point<Clock, Duration>& t) {
-    return WaitForConnected(absl::Now() + absl::FromChrono(t - Clock::now()));
-  }
-
-  // For stubs and call objects: a call of `path` ("/pkg.Service/Method"), not
-  // yet started.
-  // `encoding`: the request encoding, or nullopt for the channel's default.
-  std::shared_ptr<internal::ClientCall> CreateCall(
-      const std::string& path, absl::Time deadline, const Metadata& metadata,
-      std::optional<compression::Encoding> encoding = std::nullopt);
-
-  // ---- Loop thread, for ClientCall ----
-  // Starts the call on a READY connection the policy picks, or queues it
-  // (connecting first if needed), or fails it (fail-fast in
-  // TRANSIENT_FAILURE).
-  void LoopStartCall(std::shared_ptr<internal::ClientCall> call);
-  const std::string& authority() const { return parsed_.authority; }
-  const std::string& user_agent() const { return user_agent_; }
-  // "https" with TLS credentials, else "http".
-  const char* scheme() const { return creds_->secure() ? "https" : "http"; }
+  // ---- Connectivity (any thread; ChannelInterface) ----
+  ConnectivityState GetState(bool try_to_connect) override;
 
  private:
-  // Starts resolving/connecting when IDLE.
-  void LoopExitIdle();
-  // Resolves the target (rate-limited by dns_min_time_between_resolutions
-  // unless `now`).
-  void LoopResolve(bool now);
-  void LoopOnResolved(
-      absl::StatusOr<std::vector<transport::SocketAddress>> addresses);
-  // LoopOnResolved's work, before the state is recomputed.
-  void LoopHandleResolution(
-      absl::StatusOr<std::vector<transport::SocketAddress>> addresses);
-  // ~Channel's work on the loop thread: fails the calls, closes the
-  // connections, SHUTDOWN.
-  void LoopClose();
-  // Load balancing: the connection for a call, or nullptr.
-  internal::ClientTransport* LoopPick();
-  // pick_first: connects subchannels_[i] (or the next one that is not
-  // failing).
-  // pick_first chose `sc`: the other subchannels' connections close.
-  void LoopPickFirstSelect(internal::Subchannel* sc);
-  void LoopPickFirstFrom(size_t i);
-  // Recomputes the channel's state from the subchannels', then starts or
-  // fails the queued calls.
-  void LoopUpdateState();
-  void LoopSetState(ConnectivityState state);
-  void LoopDrainQueue();
-  Status LoopUnavailable() const;
-  // ---- Subchannel::Owner ----
-  void OnSubchannelStateChange(internal::Subchannel* subchannel) override;
-  internal::ClientTransportOptions SubchannelTransportOptions() override;
-  void OnSubchannelTooManyPings() override;
-  void OnSubchannelClosed(internal::Subchannel* subchannel) override;
-  // TRANSIENT_FAILURE: after a failed pass, or a failed resolution.
-  bool LoopFailing() const { return transient_failure_ || resolver_failure_; }
+  friend struct internal::ChannelAccess;
+  friend std::shared_ptr<Channel> CreateCustomChannel(
+      const std::string& target,
+      const std::shared_ptr<ChannelCredentials>& creds,
+      const ChannelArguments& args);
 
-  const std::string target_;
-  const std::shared_ptr<ChannelCredentials> creds_;
-  const ChannelArguments args_;
-  const std::string user_agent_;
-  const bool round_robin_;
-  internal::Target parsed_;
-  absl::Status target_status_;
-  internal::ClientCallOptions call_options_;
-  internal::Subchannel::Options subchannel_options_;
-  std::unique_ptr<transport::EventLoopThread> loop_thread_;
-  transport::EventLoop* const loop_;
+  // Use CreateChannel.
+  explicit Channel(std::unique_ptr<internal::ChannelImpl> impl);
 
-  // Published state.
-  mutable absl::Mutex state_mu_;
-  absl::CondVar state_cv_;
-  ConnectivityState state_ ABSL_GUARDED_BY(state_mu_) =
-      ConnectivityState::kIdle;
+  // ---- ChannelInterface ----
+  bool WaitForStateChangeImpl(ConnectivityState last_observed,
+                              absl::Time deadline) override;
+  std::shared_ptr<internal::ClientCall> CreateCall(
+      const std::string& method, ClientContext* context) override;
 
-  // Loop only.
-  bool closing_ = false;
-  bool idle_ = true;                // Nothing wanted until a call comes.
-  bool transient_failure_ = false;  // Sticky until a subchannel is READY.
-  // The last resolution failed and there is no subchannel: cleared by the
-  // next successful one.
-  bool resolver_failure_ = false;
-  // Inside LoopOnResolved: re-resolution is never requested from there.
-  bool handling_resolution_ = false;
-  absl::Status last_error_;
-  std::unique_ptr<transport::DnsResolver> dns_;
-  bool resolving_ = false;
-  bool resolved_once_ = false;
-  absl::Time last_resolution_ = absl::InfinitePast();
-  transport::EventLoop::TimerId resolve_timer_ =
-      transport::EventLoop::kInvalidTimer;
-  std::unique_ptr<internal::Backoff> resolve_backoff_;
-  std::vector<std::unique_ptr<internal::Subchannel>> subchannels_;
-  // Subchannels whose address went away, kept until their connections close.
-  std::vector<std::unique_ptr<internal::Subchannel>> retired_;
-  internal::Subchannel* selected_ = nullptr;  // pick_first's.
-  size_t pick_first_index_ = 0;
-  bool pick_first_trying_ = false;
-  size_t round_robin_next_ = 0;
-  absl::Duration keepalive_time_;
-  // Tests only (internal::ChannelTestPeer), before the first call: the
-  // first stream id of new connections (0: the protocol's).
-  uint32_t first_stream_id_for_test_ = 0;
-  friend class internal::ChannelTestPeer;
-  std::vector<std::shared_ptr<internal::ClientCall>> queue_;
-  // Keeps loop callbacks from touching a destroyed channel.
-  std::shared_ptr<Channel*> self_;
+  const std::unique_ptr<internal::ChannelImpl> impl_;
 };
 
 // A channel to `target` (see the file comment), plain or TLS as `creds` say.

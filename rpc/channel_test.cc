@@ -26,6 +26,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "rpc/internal/channel_impl.h"
 #include "rpc/internal/server_connection.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
@@ -445,7 +446,7 @@ namespace internal {
 class ChannelTestPeer {
  public:
   static void SetFirstStreamId(Channel* channel, uint32_t id) {
-    channel->first_stream_id_for_test_ = id;
+    ChannelAccess::Impl(channel)->first_stream_id_for_test_ = id;
   }
 };
 }  // namespace internal
@@ -860,7 +861,8 @@ TEST(ChannelTest, UnixTarget) {
     Status s = Call(stub.get(), false, absl::Seconds(5), &who);
     EXPECT_TRUE(s.ok()) << s.error_message();
     EXPECT_EQ(who, "unix");
-    EXPECT_EQ(channel->authority(), "localhost");
+    EXPECT_EQ(internal::ChannelAccess::Impl(channel.get())->authority(),
+              "localhost");
   }
   b.server->Shutdown(absl::Now());
   std::remove(path.c_str());
@@ -874,7 +876,8 @@ TEST(ChannelTest, BareHostPortIsDnsWithTheSystemResolver) {
   // "localhost" comes from /etc/hosts through c-ares, offline.
   auto channel = CreateChannel(absl::StrCat("localhost:", port),
                                InsecureChannelCredentials());
-  EXPECT_EQ(channel->authority(), absl::StrCat("localhost:", port));
+  EXPECT_EQ(internal::ChannelAccess::Impl(channel.get())->authority(),
+            absl::StrCat("localhost:", port));
   auto stub = EchoService::NewStub(channel);
   Status s = Call(stub.get(), false, absl::Seconds(5));
   EXPECT_TRUE(s.ok()) << s.error_message();

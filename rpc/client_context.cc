@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "rpc/channel.h"
+#include "rpc/channel_interface.h"
 #include "rpc/internal/client_call.h"
 
 namespace rpc {
@@ -54,7 +54,7 @@ std::shared_ptr<const AuthContext> ClientContext::auth_context() const {
 }
 
 void ClientContext::set_call(std::shared_ptr<internal::ClientCall> call,
-                             std::shared_ptr<Channel> channel) {
+                             std::shared_ptr<ChannelInterface> channel) {
   bool cancel;
   call->set_wait_for_ready(wait_for_ready_);
   {

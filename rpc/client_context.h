@@ -30,9 +30,10 @@
 
 namespace rpc {
 
-class Channel;
+class ChannelInterface;
 namespace internal {
 class ClientCall;
+class ClientCallBase;
 class ClientContextTestPeer;
 }  // namespace internal
 
@@ -69,12 +70,6 @@ class ClientContext {
   std::optional<compression::Encoding> compression_algorithm() const {
     return compression_algorithm_;
   }
-  // For the library: a grpc-encoding value to send instead of the real one
-  // (empty: none). Only tests set it, through internal::ClientContextTestPeer.
-  const std::string& grpc_encoding_header_for_test() const {
-    return grpc_encoding_header_for_test_;
-  }
-
   // Wait-for-ready (grpc++'s name; gRPC's wait-for-ready.md): when true the
   // call waits until the channel has a READY connection (or the deadline
   // passes: DEADLINE_EXCEEDED) instead of failing with UNAVAILABLE while the
@@ -100,17 +95,24 @@ class ClientContext {
   // once the call started on a connection; null before.
   std::shared_ptr<const AuthContext> auth_context() const;
 
-  // For the library.
+ private:
+  // The library's (rpc/client_stream.h's call classes) and tests'.
+  friend class internal::ClientCallBase;
+  friend class internal::ClientContextTestPeer;
+
+  // Binds the context to its call; `channel` is kept alive until the
+  // context is destroyed (null: the caller keeps it).
   void set_call(std::shared_ptr<internal::ClientCall> call,
-                std::shared_ptr<Channel> channel);
+                std::shared_ptr<ChannelInterface> channel);
   std::shared_ptr<internal::ClientCall> call() const;
   // Waits for the call's status and stores the server's metadata.
   Status FinishCall();
   // Waits for the response headers and stores their metadata.
   void FetchInitialMetadata();
-
- private:
-  friend class internal::ClientContextTestPeer;
+  // A grpc-encoding value to send instead of the real one (empty: none).
+  const std::string& grpc_encoding_header_for_test() const {
+    return grpc_encoding_header_for_test_;
+  }
   // Sends `value` as grpc-encoding instead (messages are still compressed per
   // compression_algorithm), to exercise a server's answer to an encoding it
   // does not support. Blocking and streaming calls only.
@@ -125,7 +127,7 @@ class ClientContext {
   bool wait_for_ready_ = false;
   mutable absl::Mutex mu_;
   std::shared_ptr<internal::ClientCall> call_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<Channel> channel_;
+  std::shared_ptr<ChannelInterface> channel_;
   bool cancel_requested_ ABSL_GUARDED_BY(mu_) = false;
   Metadata received_initial_;
   Metadata received_trailing_;

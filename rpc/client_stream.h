@@ -23,81 +23,89 @@
 #include <string>
 #include <utility>
 
-#include "rpc/channel.h"
+#include "rpc/channel_interface.h"
 #include "rpc/client_context.h"
-#include "rpc/internal/client_call.h"
-#include "rpc/internal/proto_utils.h"
 #include "rpc/wire/status.h"
-#include "transport/slice/slice.h"
+
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
+namespace transport {
+class SliceBuffer;
+}  // namespace transport
 
 namespace rpc {
 
 namespace internal {
 
-// Creates the call for `ctx` and starts it, with `first` as the first message
-// (nullptr: none; moved from) and `end` to end the requests.
-inline std::shared_ptr<ClientCall> StartCall(
-    const std::shared_ptr<Channel>& channel, const std::string& path,
-    ClientContext* ctx, transport::SliceBuffer* first, bool end) {
-  std::shared_ptr<ClientCall> call =
-      channel->CreateCall(path, ctx->deadline(), ctx->send_metadata(),
-                          ctx->compression_algorithm());
-  ctx->set_call(call, channel);
-  if (!ctx->grpc_encoding_header_for_test().empty()) {
-    call->set_grpc_encoding_header_for_test(
-        ctx->grpc_encoding_header_for_test());
-  }
-  call->Start(first, end);
-  return call;
-}
+class ClientCall;
 
-template <typename R>
-bool ClientRead(ClientCall* call, R* msg) {
-  transport::SliceBuffer payload;
-  if (!call->Read(&payload)) return false;
-  if (!Parse(payload, msg)) {
-    call->Cancel(Status(StatusCode::INTERNAL, "error parsing response"));
-    return false;
-  }
-  return true;
-}
+// The non-template core of every client call: the typed classes below only
+// pass their messages as MessageLite; serialization, the call's start through
+// ChannelInterface's hook and the call's state (an internal::ClientCall,
+// opaque here) live in client_stream.cc. One object per call; not copyable.
+class ClientCallBase {
+ public:
+  // BlockingUnaryCall's and AsyncUnaryCall's work.
+  static Status BlockingUnary(const std::shared_ptr<ChannelInterface>& channel,
+                              const std::string& method, ClientContext* ctx,
+                              const google::protobuf::MessageLite& request,
+                              google::protobuf::MessageLite* response);
+  static void AsyncUnary(const std::shared_ptr<ChannelInterface>& channel,
+                         const std::string& method, ClientContext* ctx,
+                         const google::protobuf::MessageLite& request,
+                         google::protobuf::MessageLite* response,
+                         std::function<void(Status)> done);
 
-template <typename W>
-bool ClientWrite(ClientCall* call, const W& msg, bool end) {
-  transport::SliceBuffer payload;
-  if (!Serialize(msg, &payload)) return false;
-  return call->Write(std::move(payload), end);
-}
+  ClientCallBase(const ClientCallBase&) = delete;
+  ClientCallBase& operator=(const ClientCallBase&) = delete;
 
-// Reads the single response of a unary or client-streaming call, then the
-// status.
-template <typename R>
-Status FinishSingleResponse(ClientContext* ctx, ClientCall* call, R* response) {
-  transport::SliceBuffer payload;
-  const bool got = call->Read(&payload);
-  Status status = ctx->FinishCall();
-  if (!status.ok()) return status;
-  if (!got) return Status(StatusCode::INTERNAL, "no response message");
-  if (!Parse(payload, response)) {
-    return Status(StatusCode::INTERNAL, "error parsing response message");
-  }
-  return status;
-}
+ protected:
+  // Creates the call for `ctx` and starts it, with `first` as its first
+  // message (nullptr: none) and `end` to end the requests.
+  ClientCallBase(const std::shared_ptr<ChannelInterface>& channel,
+                 const std::string& method, ClientContext* ctx,
+                 const google::protobuf::MessageLite* first, bool end);
+  ~ClientCallBase();
+
+  // Blocks until the response headers arrived (GetServerInitialMetadata).
+  void WaitForInitialMetadata();
+  // The next response; false at the end (or when it does not parse: the call
+  // then ends with INTERNAL).
+  bool Read(google::protobuf::MessageLite* msg);
+  bool Write(const google::protobuf::MessageLite& msg);
+  void WritesDone();
+  // Waits for the status.
+  Status Finish();
+  // Ends the requests if not yet done, then waits for the single response
+  // (into *response) and the status.
+  Status FinishWithResponse(google::protobuf::MessageLite* response);
+
+ private:
+  // Binds `call` to `ctx` and starts it, with *first (when given; moved
+  // from) as its first message and `end` to end the requests.
+  static void StartCall(const std::shared_ptr<ClientCall>& call,
+                        const std::shared_ptr<ChannelInterface>& channel,
+                        ClientContext* ctx, transport::SliceBuffer* first,
+                        bool end);
+  // Reads the single response of a unary or client-streaming call, then the
+  // status.
+  static Status FinishSingleResponse(ClientContext* ctx, ClientCall* call,
+                                     google::protobuf::MessageLite* response);
+
+  ClientContext* const ctx_;
+  std::shared_ptr<ClientCall> call_;
+};
 
 }  // namespace internal
 
 // A blocking unary call (what generated Stub methods do).
 template <typename Req, typename Resp>
-Status BlockingUnaryCall(const std::shared_ptr<Channel>& channel,
+Status BlockingUnaryCall(const std::shared_ptr<ChannelInterface>& channel,
                          const std::string& path, ClientContext* ctx,
                          const Req& request, Resp* response) {
-  transport::SliceBuffer payload;
-  if (!internal::Serialize(request, &payload)) {
-    return Status(StatusCode::INTERNAL, "error serializing request");
-  }
-  std::shared_ptr<internal::ClientCall> call =
-      internal::StartCall(channel, path, ctx, &payload, /*end=*/true);
-  return internal::FinishSingleResponse(ctx, call.get(), response);
+  return internal::ClientCallBase::BlockingUnary(channel, path, ctx, request,
+                                                 response);
 }
 
 // An asynchronous unary call (what generated Stub::Async methods do): returns
@@ -105,113 +113,65 @@ Status BlockingUnaryCall(const std::shared_ptr<Channel>& channel,
 // ends, with *response filled when the status is OK. `done` must not block.
 // `ctx`, `response` and the channel must stay alive until `done` ran.
 template <typename Req, typename Resp>
-void AsyncUnaryCall(const std::shared_ptr<Channel>& channel,
+void AsyncUnaryCall(const std::shared_ptr<ChannelInterface>& channel,
                     const std::string& path, ClientContext* ctx,
                     const Req& request, Resp* response,
                     std::function<void(Status)> done) {
-  transport::SliceBuffer payload;
-  if (!internal::Serialize(request, &payload)) {
-    done(Status(StatusCode::INTERNAL, "error serializing request"));
-    return;
-  }
-  std::shared_ptr<internal::ClientCall> call =
-      channel->CreateCall(path, ctx->deadline(), ctx->send_metadata(),
-                          ctx->compression_algorithm());
-  internal::ClientCall* raw = call.get();
-  call->SetOnDone([raw, ctx, response, done = std::move(done)] {
-    transport::SliceBuffer message;
-    const bool got = raw->Read(&message);  // Does not block: the call ended.
-    Status status = ctx->FinishCall();
-    if (status.ok() && !got) {
-      status = Status(StatusCode::INTERNAL, "no response message");
-    } else if (status.ok() && !internal::Parse(message, response)) {
-      status = Status(StatusCode::INTERNAL, "error parsing response message");
-    }
-    done(std::move(status));
-  });
-  // The context does not keep the channel (the caller does, until `done`);
-  // dropping its last reference inside `done` is fine (channel.h).
-  ctx->set_call(call, nullptr);
-  call->Start(&payload, /*end=*/true);
+  internal::ClientCallBase::AsyncUnary(channel, path, ctx, request, response,
+                                       std::move(done));
 }
 
 template <typename R>
-class ClientReader {
+class ClientReader final : private internal::ClientCallBase {
  public:
   // Starts a server-streaming call with its one request.
   template <typename Req>
-  ClientReader(const std::shared_ptr<Channel>& channel, const std::string& path,
-               ClientContext* ctx, const Req& request)
-      : ctx_(ctx) {
-    transport::SliceBuffer payload;
-    internal::Serialize(request, &payload);
-    call_ = internal::StartCall(channel, path, ctx, &payload, /*end=*/true);
-  }
+  ClientReader(const std::shared_ptr<ChannelInterface>& channel,
+               const std::string& path, ClientContext* ctx, const Req& request)
+      : ClientCallBase(channel, path, ctx, &request, /*end=*/true) {}
   // Blocks until the response headers arrived (GetServerInitialMetadata).
-  void WaitForInitialMetadata() { ctx_->FetchInitialMetadata(); }
-  bool Read(R* msg) { return internal::ClientRead(call_.get(), msg); }
-  Status Finish() { return ctx_->FinishCall(); }
-
- private:
-  ClientContext* const ctx_;
-  std::shared_ptr<internal::ClientCall> call_;
+  void WaitForInitialMetadata() { ClientCallBase::WaitForInitialMetadata(); }
+  bool Read(R* msg) { return ClientCallBase::Read(msg); }
+  Status Finish() { return ClientCallBase::Finish(); }
 };
 
 template <typename W>
-class ClientWriter {
+class ClientWriter final : private internal::ClientCallBase {
  public:
   // Starts a client-streaming call; Finish stores the response in *response.
   template <typename Resp>
-  ClientWriter(const std::shared_ptr<Channel>& channel, const std::string& path,
-               ClientContext* ctx, Resp* response)
-      : ctx_(ctx), finish_([this, response] {
-          return internal::FinishSingleResponse(ctx_, call_.get(), response);
-        }) {
-    call_ = internal::StartCall(channel, path, ctx, nullptr, /*end=*/false);
-  }
-  void WaitForInitialMetadata() { ctx_->FetchInitialMetadata(); }
-  bool Write(const W& msg) {
-    return internal::ClientWrite(call_.get(), msg, false);
-  }
+  ClientWriter(const std::shared_ptr<ChannelInterface>& channel,
+               const std::string& path, ClientContext* ctx, Resp* response)
+      : ClientCallBase(channel, path, ctx, nullptr, /*end=*/false),
+        response_(response) {}
+  void WaitForInitialMetadata() { ClientCallBase::WaitForInitialMetadata(); }
+  bool Write(const W& msg) { return ClientCallBase::Write(msg); }
   bool WritesDone() {
-    call_->WritesDone();
+    ClientCallBase::WritesDone();
     return true;
   }
   // Ends the requests if not yet done, then waits for the response and the
   // status.
-  Status Finish() {
-    call_->WritesDone();
-    return finish_();
-  }
+  Status Finish() { return ClientCallBase::FinishWithResponse(response_); }
 
  private:
-  ClientContext* const ctx_;
-  std::function<Status()> finish_;
-  std::shared_ptr<internal::ClientCall> call_;
+  google::protobuf::MessageLite* const response_;
 };
 
 template <typename W, typename R>
-class ClientReaderWriter {
+class ClientReaderWriter final : private internal::ClientCallBase {
  public:
-  ClientReaderWriter(const std::shared_ptr<Channel>& channel,
+  ClientReaderWriter(const std::shared_ptr<ChannelInterface>& channel,
                      const std::string& path, ClientContext* ctx)
-      : ctx_(ctx) {
-    call_ = internal::StartCall(channel, path, ctx, nullptr, /*end=*/false);
-  }
-  void WaitForInitialMetadata() { ctx_->FetchInitialMetadata(); }
-  bool Write(const W& msg) {
-    return internal::ClientWrite(call_.get(), msg, false);
-  }
+      : ClientCallBase(channel, path, ctx, nullptr, /*end=*/false) {}
+  void WaitForInitialMetadata() { ClientCallBase::WaitForInitialMetadata(); }
+  bool Write(const W& msg) { return ClientCallBase::Write(msg); }
   bool WritesDone() {
-    call_->WritesDone();
+    ClientCallBase::WritesDone();
     return true;
   }
-  bool Read(R* msg) { return internal::ClientRead(call_.get(), msg); }
-  Status Finish() { return ctx_->FinishCall(); }
-
- private:
-  ClientContext* const ctx_;
-  std::shared_ptr<internal::ClientCall> call_;
+  bool Read(R* msg) { return ClientCallBase::Read(msg); }
+  Status Finish() { return ClientCallBase::Finish(); }
 };
 
 }  // namespace rpc

@@ -17,11 +17,14 @@
 namespace rpc {
 namespace internal {
 
-// Reaches ClientContext's private test-only setter.
+// Reaches ClientContext's private test-only setter and its call.
 class ClientContextTestPeer {
  public:
   static void SetGrpcEncodingHeader(ClientContext* ctx, std::string value) {
     ctx->set_grpc_encoding_header_for_test(std::move(value));
+  }
+  static std::shared_ptr<ClientCall> Call(const ClientContext& ctx) {
+    return ctx.call();
   }
 };
 
@@ -175,8 +178,10 @@ TEST_P(CompressionTest, CompressedRequestAndResponse) {
   EXPECT_EQ(resp.payload(), req.payload());
   EXPECT_EQ(service_.request_encoding.load(), e);
   EXPECT_EQ(service_.compressed_requests.load(), 1u);
-  EXPECT_EQ(ctx.call()->compressed_requests(), 1u);
-  EXPECT_EQ(ctx.call()->compressed_responses(), 1u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_requests(),
+            1u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_responses(),
+            1u);
 }
 
 TEST_P(CompressionTest, ChannelDefaultAndServerDefault) {
@@ -196,7 +201,8 @@ TEST_P(CompressionTest, ChannelDefaultAndServerDefault) {
   EXPECT_EQ(resp.payload(), req.payload());
   EXPECT_EQ(service_.request_encoding.load(), e);
   EXPECT_EQ(service_.compressed_requests.load(), 1u);
-  EXPECT_EQ(ctx.call()->compressed_responses(), 1u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_responses(),
+            1u);
 }
 
 TEST_P(CompressionTest, SmallMessagesGoUncompressed) {
@@ -215,8 +221,10 @@ TEST_P(CompressionTest, SmallMessagesGoUncompressed) {
   // The call is compressed; its messages, below the threshold, are not.
   EXPECT_EQ(service_.request_encoding.load(), e);
   EXPECT_EQ(service_.compressed_requests.load(), 0u);
-  EXPECT_EQ(ctx.call()->compressed_requests(), 0u);
-  EXPECT_EQ(ctx.call()->compressed_responses(), 0u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_requests(),
+            0u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_responses(),
+            0u);
 }
 
 TEST_P(CompressionTest, ConfiguredThreshold) {
@@ -238,7 +246,8 @@ TEST_P(CompressionTest, ConfiguredThreshold) {
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(resp.payload(), req.payload());
   EXPECT_EQ(service_.compressed_requests.load(), 1u);
-  EXPECT_EQ(ctx.call()->compressed_responses(), 1u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_responses(),
+            1u);
 }
 
 TEST_P(CompressionTest, ServerStreaming) {
@@ -261,7 +270,8 @@ TEST_P(CompressionTest, ServerStreaming) {
   Status s = reader->Finish();
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(n, 5);
-  EXPECT_EQ(ctx.call()->compressed_responses(), 5u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_responses(),
+            5u);
 }
 
 TEST_P(CompressionTest, ClientStreaming) {
@@ -285,7 +295,8 @@ TEST_P(CompressionTest, ClientStreaming) {
   EXPECT_EQ(resp.index(), 6);
   EXPECT_EQ(resp.payload(), all);
   EXPECT_EQ(service_.compressed_requests.load(), 3u);
-  EXPECT_EQ(ctx.call()->compressed_requests(), 3u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_requests(),
+            3u);
 }
 
 TEST_P(CompressionTest, Bidi) {
@@ -310,7 +321,8 @@ TEST_P(CompressionTest, Bidi) {
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(service_.compressed_requests.load(), 10u);
   EXPECT_EQ(service_.compressed_responses.load(), 10u);
-  EXPECT_EQ(ctx.call()->compressed_responses(), 10u);
+  EXPECT_EQ(internal::ClientContextTestPeer::Call(ctx)->compressed_responses(),
+            10u);
 }
 
 TEST_P(CompressionTest, RequestBombIsResourceExhausted) {

@@ -1,5 +1,7 @@
 #include "rpc/credentials.h"
 
+#include "transport/tls/tls.h"
+
 namespace rpc {
 
 std::shared_ptr<ServerCredentials> InsecureServerCredentials() {

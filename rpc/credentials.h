@@ -28,7 +28,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "transport/tls/tls.h"
+
+namespace transport {
+class TlsContext;
+}  // namespace transport
 
 namespace rpc {
 

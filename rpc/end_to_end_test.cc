@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "rpc/internal/channel_impl.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "transport/http/blocking_http2_client.h"
@@ -24,6 +25,19 @@
 #include "transport/testing/wait_until.h"
 
 namespace rpc {
+namespace internal {
+
+// Reaches ClientContext's library-only members.
+class ClientContextTestPeer {
+ public:
+  static void SetCall(ClientContext* ctx, std::shared_ptr<ClientCall> call,
+                      std::shared_ptr<ChannelInterface> channel) {
+    ctx->set_call(std::move(call), std::move(channel));
+  }
+  static Status FinishCall(ClientContext* ctx) { return ctx->FinishCall(); }
+};
+
+}  // namespace internal
 namespace {
 
 using test::EchoRequest;
@@ -196,8 +210,10 @@ TEST(ChannelShutdownTest, CallInFlightFailsUnavailable) {
   ASSERT_TRUE(local.ok());
   std::shared_ptr<Channel> channel =
       CreateChannel("ipv4:" + local->ToString(), InsecureChannelCredentials());
-  std::shared_ptr<internal::ClientCall> call = channel->CreateCall(
-      "/test.EchoService/Echo", absl::Now() + absl::Seconds(30), {});
+  std::shared_ptr<internal::ClientCall> call =
+      internal::ChannelAccess::Impl(channel.get())
+          ->CreateCall("/test.EchoService/Echo",
+                       absl::Now() + absl::Seconds(30), {});
   call->Start(nullptr, true);
   ASSERT_TRUE(channel->WaitForConnected(absl::Now() + absl::Seconds(5)));
   pollfd p = {listener.get(), POLLIN, 0};
@@ -501,15 +517,17 @@ TEST_F(EndToEndTest, MaxSendSize) {
 TEST_F(EndToEndTest, MalformedRequestIsInternal) {
   ClientContext ctx;
   Bound(&ctx);
-  std::shared_ptr<internal::ClientCall> call = channel_->CreateCall(
-      "/rpc.test.EchoService/Echo", ctx.deadline(), ctx.send_metadata());
-  ctx.set_call(call, channel_);
+  std::shared_ptr<internal::ClientCall> call =
+      internal::ChannelAccess::Impl(channel_.get())
+          ->CreateCall("/rpc.test.EchoService/Echo", ctx.deadline(),
+                       ctx.send_metadata());
+  internal::ClientContextTestPeer::SetCall(&ctx, call, channel_);
   transport::SliceBuffer garbage;
   garbage.Append(std::string("\xff\xff\xff\xff", 4));
   call->Start(&garbage, true);
   transport::SliceBuffer out;
   EXPECT_FALSE(call->Read(&out));
-  Status s = ctx.FinishCall();
+  Status s = internal::ClientContextTestPeer::FinishCall(&ctx);
   EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s;
 }
 

@@ -1,29 +1,110 @@
 #include "rpc/server.h"
 
+#include <atomic>
+#include <functional>
+#include <string_view>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "rpc/internal/server_call.h"
+#include "rpc/internal/server_connection.h"
+#include "rpc/internal/server_options.h"
+#include "rpc/internal/worker_pool.h"
 #include "rpc/server_context.h"
+#include "transport/io/event_loop.h"
+#include "transport/io/tcp.h"
+#include "transport/tls/tls.h"
 #include "transport/tls/tls_endpoint.h"
 
 namespace rpc {
 
-Server::Server(const Options& options, std::vector<Service*> services)
-    : options_(options) {
+// What a Server is: its loops (each with its connections), listeners and
+// worker pool. It is the host of its connections (ServerConnection::Host),
+// privately: Server's public face has none of this.
+class Server::Impl final : private internal::ServerConnection::Host {
+ public:
+  Impl(const internal::ServerOptions& options, std::vector<Service*> services,
+       std::unique_ptr<internal::DefaultHealthCheckService> health);
+  ~Impl() override;  // Shutdown(now) if still running, then Wait.
+
+  absl::Status Start(
+      const std::vector<std::string>& addresses,
+      const std::vector<std::shared_ptr<ServerCredentials>>& credentials,
+      const std::vector<int*>& selected_ports);
+  void Shutdown(absl::Time deadline);
+  void Wait();
+  const std::vector<int>& ports() const { return ports_; }
+  HealthCheckServiceInterface* GetHealthCheckService() const {
+    return health_check_service_.get();
+  }
+
+ private:
+  // Per loop: its connections (loop thread only).
+  struct LoopState {
+    transport::EventLoop* loop;
+    absl::flat_hash_map<internal::ServerConnection*,
+                        std::unique_ptr<internal::ServerConnection>>
+        connections;
+    // TLS endpoints still in their handshake.
+    absl::flat_hash_map<transport::Endpoint*,
+                        std::unique_ptr<transport::Endpoint>>
+        handshaking;
+  };
+
+  void Accept(transport::ScopedFd fd,
+              std::shared_ptr<const transport::TlsContext> tls);
+  // Loop thread: serves HTTP/2 on an open endpoint.
+  void StartConnection(LoopState* state,
+                       std::unique_ptr<transport::Endpoint> endpoint);
+  // Runs `fn(state)` on every loop and waits for all.
+  void ForEachLoop(std::function<void(LoopState*)> fn);
+
+  // ---- ServerConnection::Host ----
+  const Service::Method* FindMethod(std::string_view path) override;
+  void Dispatch(std::shared_ptr<internal::ServerCall> call) override;
+  const internal::ServerCallLimits& limits() const override {
+    return options_.limits;
+  }
+  void OnConnectionClosed(internal::ServerConnection* connection) override;
+
+  const internal::ServerOptions options_;
+  absl::flat_hash_map<std::string, const Service::Method*> methods_;
+  std::unique_ptr<transport::EventLoopGroup> loops_;
+  std::vector<std::unique_ptr<LoopState>> loop_states_;
+  std::unique_ptr<internal::WorkerPool> workers_;
+  std::vector<std::unique_ptr<transport::TcpListener>> listeners_;  // loop 0
+  std::vector<int> ports_;
+  std::atomic<size_t> next_loop_{0};
+  std::atomic<int> num_connections_{0};
+  std::atomic<bool> shutting_down_{false};
+  absl::Mutex shutdown_mu_;
+  bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  absl::Notification shutdown_done_;
+  // Its service is among the methods.
+  std::unique_ptr<internal::DefaultHealthCheckService> health_check_service_;
+};
+
+Server::Impl::Impl(const internal::ServerOptions& options,
+                   std::vector<Service*> services,
+                   std::unique_ptr<internal::DefaultHealthCheckService> health)
+    : options_(options), health_check_service_(std::move(health)) {
   for (Service* service : services) {
     for (const auto& m : service->methods()) methods_[m->path] = m.get();
   }
 }
 
-Server::~Server() {
+Server::Impl::~Impl() {
   Shutdown(absl::Now());
   Wait();
 }
 
-absl::Status Server::Start(
+absl::Status Server::Impl::Start(
     const std::vector<std::string>& addresses,
     const std::vector<std::shared_ptr<ServerCredentials>>& credentials,
-    std::vector<int*> selected_ports) {
+    const std::vector<int*>& selected_ports) {
   for (const auto& creds : credentials) {
     if (creds != nullptr && !creds->status().ok()) {
       for (int* port : selected_ports) {
@@ -88,7 +169,7 @@ absl::Status Server::Start(
   return status;
 }
 
-void Server::ForEachLoop(std::function<void(LoopState*)> fn) {
+void Server::Impl::ForEachLoop(std::function<void(LoopState*)> fn) {
   absl::BlockingCounter counter(static_cast<int>(loop_states_.size()));
   for (auto& state : loop_states_) {
     LoopState* s = state.get();
@@ -100,8 +181,8 @@ void Server::ForEachLoop(std::function<void(LoopState*)> fn) {
   counter.Wait();
 }
 
-void Server::Accept(transport::ScopedFd fd,
-                    std::shared_ptr<const transport::TlsContext> tls) {
+void Server::Impl::Accept(transport::ScopedFd fd,
+                          std::shared_ptr<const transport::TlsContext> tls) {
   if (shutting_down_.load()) return;
   LoopState* state = loop_states_[next_loop_++ % loop_states_.size()].get();
   ++num_connections_;
@@ -155,8 +236,8 @@ void Server::Accept(transport::ScopedFd fd,
   });
 }
 
-void Server::StartConnection(LoopState* state,
-                             std::unique_ptr<transport::Endpoint> endpoint) {
+void Server::Impl::StartConnection(
+    LoopState* state, std::unique_ptr<transport::Endpoint> endpoint) {
   transport::ConnectionOptions options;
   options.role = transport::Role::kServer;
   options_.limits.metadata.ApplyTo(&options);
@@ -170,12 +251,12 @@ void Server::StartConnection(LoopState* state,
   raw->Start();
 }
 
-const Service::Method* Server::FindMethod(std::string_view path) {
+const Service::Method* Server::Impl::FindMethod(std::string_view path) {
   auto it = methods_.find(absl::string_view(path.data(), path.size()));
   return it == methods_.end() ? nullptr : it->second;
 }
 
-void Server::Dispatch(std::shared_ptr<internal::ServerCall> call) {
+void Server::Impl::Dispatch(std::shared_ptr<internal::ServerCall> call) {
   // Callback handlers return at once: they run inline on this loop thread
   // (their request is complete, so reading it does not wait) and never hold
   // or grow the worker pool.
@@ -192,7 +273,7 @@ void Server::Dispatch(std::shared_ptr<internal::ServerCall> call) {
   });
 }
 
-void Server::OnConnectionClosed(internal::ServerConnection* connection) {
+void Server::Impl::OnConnectionClosed(internal::ServerConnection* connection) {
   for (auto& state : loop_states_) {
     if (!state->loop->IsInLoopThread()) continue;
     LoopState* s = state.get();
@@ -203,7 +284,7 @@ void Server::OnConnectionClosed(internal::ServerConnection* connection) {
   }
 }
 
-void Server::Shutdown(absl::Time deadline) {
+void Server::Impl::Shutdown(absl::Time deadline) {
   {
     absl::MutexLock lock(&shutdown_mu_);
     if (shutdown_started_) return;
@@ -241,6 +322,36 @@ void Server::Shutdown(absl::Time deadline) {
   shutdown_done_.Notify();
 }
 
-void Server::Wait() { shutdown_done_.WaitForNotification(); }
+void Server::Impl::Wait() { shutdown_done_.WaitForNotification(); }
+
+// ---- Server ----
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() = default;
+
+std::unique_ptr<Server> Server::Start(
+    const internal::ServerOptions& options, std::vector<Service*> services,
+    std::unique_ptr<internal::DefaultHealthCheckService> health,
+    const std::vector<std::string>& addresses,
+    const std::vector<std::shared_ptr<ServerCredentials>>& credentials,
+    const std::vector<int*>& selected_ports) {
+  std::unique_ptr<Server> server(new Server(
+      std::make_unique<Impl>(options, std::move(services), std::move(health))));
+  if (!server->impl_->Start(addresses, credentials, selected_ports).ok()) {
+    return nullptr;
+  }
+  return server;
+}
+
+void Server::Shutdown(absl::Time deadline) { impl_->Shutdown(deadline); }
+
+void Server::Wait() { impl_->Wait(); }
+
+const std::vector<int>& Server::ports() const { return impl_->ports(); }
+
+HealthCheckServiceInterface* Server::GetHealthCheckService() const {
+  return impl_->GetHealthCheckService();
+}
 
 }  // namespace rpc

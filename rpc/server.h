@@ -20,33 +20,25 @@
 #ifndef RPC_SERVER_H_
 #define RPC_SERVER_H_
 
-#include <atomic>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "rpc/credentials.h"
 #include "rpc/health_check_service_interface.h"
-#include "rpc/internal/server_call.h"
-#include "rpc/internal/server_connection.h"
-#include "rpc/internal/worker_pool.h"
 #include "rpc/service.h"
-#include "transport/io/event_loop.h"
-#include "transport/io/tcp.h"
-#include "transport/tls/tls.h"
 
 namespace rpc {
 
 class ServerBuilder;
+namespace internal {
+struct ServerOptions;
+}  // namespace internal
 
-class Server final : private internal::ServerConnection::Host {
+class Server final {
  public:
-  ~Server() override;  // Shutdown(now) if still running, then Wait.
+  ~Server();  // Shutdown(now) if still running, then Wait.
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -61,76 +53,29 @@ class Server final : private internal::ServerConnection::Host {
   void Wait();
 
   // The ports bound, in AddListeningPort order.
-  const std::vector<int>& ports() const { return ports_; }
+  const std::vector<int>& ports() const;
 
   // The default grpc.health.v1.Health service
   // (rpc::EnableDefaultHealthCheckService(true) before BuildAndStart), else
   // nullptr. Shutdown() shuts it down first (Watches get NOT_SERVING and end).
-  HealthCheckServiceInterface* GetHealthCheckService() const {
-    return health_check_service_.get();
-  }
+  HealthCheckServiceInterface* GetHealthCheckService() const;
 
  private:
   friend class ServerBuilder;
-  struct Options {
-    int num_loops = 1;
-    int min_workers = 2;
-    int max_workers = 256;
-    absl::Duration worker_idle_time = internal::WorkerPool::kDefaultIdleTime;
-    internal::ServerCallLimits limits;
-    // Keepalive pings, ping enforcement, max connection idle/age.
-    internal::ServerKeepaliveOptions keepalive;
-    // SETTINGS_MAX_CONCURRENT_STREAMS; kSettingUnlimited: none advertised.
-    uint32_t max_concurrent_streams = transport::kSettingUnlimited;
-  };
-  // Per loop: its connections (loop thread only).
-  struct LoopState {
-    transport::EventLoop* loop;
-    absl::flat_hash_map<internal::ServerConnection*,
-                        std::unique_ptr<internal::ServerConnection>>
-        connections;
-    // TLS endpoints still in their handshake.
-    absl::flat_hash_map<transport::Endpoint*,
-                        std::unique_ptr<transport::Endpoint>>
-        handshaking;
-  };
+  // The loops, listeners, connections and workers (server.cc).
+  class Impl;
 
-  Server(const Options& options, std::vector<Service*> services);
-  absl::Status Start(
+  explicit Server(std::unique_ptr<Impl> impl);
+  // ServerBuilder::BuildAndStart's work: nullptr when a port could not be
+  // bound (or the loops could not start).
+  static std::unique_ptr<Server> Start(
+      const internal::ServerOptions& options, std::vector<Service*> services,
+      std::unique_ptr<internal::DefaultHealthCheckService> health,
       const std::vector<std::string>& addresses,
       const std::vector<std::shared_ptr<ServerCredentials>>& credentials,
-      std::vector<int*> selected_ports);
-  void Accept(transport::ScopedFd fd,
-              std::shared_ptr<const transport::TlsContext> tls);
-  // Loop thread: serves HTTP/2 on an open endpoint.
-  void StartConnection(LoopState* state,
-                       std::unique_ptr<transport::Endpoint> endpoint);
-  // Runs `fn(state)` on every loop and waits for all.
-  void ForEachLoop(std::function<void(LoopState*)> fn);
+      const std::vector<int*>& selected_ports);
 
-  // ---- ServerConnection::Host ----
-  const Service::Method* FindMethod(std::string_view path) override;
-  void Dispatch(std::shared_ptr<internal::ServerCall> call) override;
-  const internal::ServerCallLimits& limits() const override {
-    return options_.limits;
-  }
-  void OnConnectionClosed(internal::ServerConnection* connection) override;
-
-  const Options options_;
-  absl::flat_hash_map<std::string, const Service::Method*> methods_;
-  std::unique_ptr<transport::EventLoopGroup> loops_;
-  std::vector<std::unique_ptr<LoopState>> loop_states_;
-  std::unique_ptr<internal::WorkerPool> workers_;
-  std::vector<std::unique_ptr<transport::TcpListener>> listeners_;  // loop 0
-  std::vector<int> ports_;
-  std::atomic<size_t> next_loop_{0};
-  std::atomic<int> num_connections_{0};
-  std::atomic<bool> shutting_down_{false};
-  absl::Mutex shutdown_mu_;
-  bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
-  absl::Notification shutdown_done_;
-  // Set by ServerBuilder before Start; its service is among the methods.
-  std::unique_ptr<internal::DefaultHealthCheckService> health_check_service_;
+  const std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace rpc

@@ -4,9 +4,17 @@
 #include <limits>
 #include <utility>
 
+#include "rpc/internal/metadata_limits.h"
+#include "rpc/internal/server_options.h"
+
 namespace rpc {
 
-ServerBuilder::ServerBuilder() = default;
+ServerBuilder::ServerBuilder()
+    : options_(std::make_unique<internal::ServerOptions>()) {}
+
+ServerBuilder::~ServerBuilder() = default;
+ServerBuilder::ServerBuilder(ServerBuilder&&) noexcept = default;
+ServerBuilder& ServerBuilder::operator=(ServerBuilder&&) noexcept = default;
 
 ServerBuilder& ServerBuilder::AddListeningPort(
     const std::string& address, std::shared_ptr<ServerCredentials> creds,
@@ -23,30 +31,30 @@ ServerBuilder& ServerBuilder::RegisterService(Service* service) {
 }
 
 ServerBuilder& ServerBuilder::SetNumLoops(int n) {
-  options_.num_loops = n > 0 ? n : 1;
+  options_->num_loops = n > 0 ? n : 1;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetWorkerThreads(int min, int max) {
-  options_.min_workers = min > 0 ? min : 1;
-  options_.max_workers = max;
+  options_->min_workers = min > 0 ? min : 1;
+  options_->max_workers = max;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetWorkerIdleTime(absl::Duration idle) {
-  options_.worker_idle_time =
+  options_->worker_idle_time =
       idle < absl::ZeroDuration() ? absl::ZeroDuration() : idle;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMaxReceiveMessageSize(int bytes) {
-  options_.limits.max_receive_message_size =
+  options_->limits.max_receive_message_size =
       bytes < 0 ? SIZE_MAX : static_cast<size_t>(bytes);
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMaxSendMessageSize(int bytes) {
-  options_.limits.max_send_message_size =
+  options_->limits.max_send_message_size =
       bytes < 0 ? SIZE_MAX : static_cast<size_t>(bytes);
   return *this;
 }
@@ -63,61 +71,61 @@ ServerBuilder& ServerBuilder::SetAbsoluteMaxMetadataSize(int bytes) {
 
 ServerBuilder& ServerBuilder::SetDefaultCompressionAlgorithm(
     compression::Encoding encoding) {
-  options_.limits.default_encoding = encoding;
+  options_->limits.default_encoding = encoding;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetCompressionThreshold(size_t bytes) {
-  options_.limits.compression_threshold = bytes;
+  options_->limits.compression_threshold = bytes;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetKeepaliveTime(absl::Duration time) {
-  options_.keepalive.keepalive_time = time;
+  options_->keepalive.keepalive_time = time;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetKeepaliveTimeout(absl::Duration timeout) {
-  options_.keepalive.keepalive_timeout = timeout;
+  options_->keepalive.keepalive_timeout = timeout;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetKeepalivePermitWithoutCalls(bool permit) {
-  options_.keepalive.permit_without_calls = permit;
+  options_->keepalive.permit_without_calls = permit;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMinPingIntervalWithoutData(
     absl::Duration interval) {
-  options_.keepalive.min_ping_interval_without_data = interval;
+  options_->keepalive.min_ping_interval_without_data = interval;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMaxPingStrikes(int max_strikes) {
   // Negative is a mistake, not "unlimited" (0): keep the setting.
-  if (max_strikes >= 0) options_.keepalive.max_ping_strikes = max_strikes;
+  if (max_strikes >= 0) options_->keepalive.max_ping_strikes = max_strikes;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMaxConnectionIdle(absl::Duration idle) {
-  options_.keepalive.max_connection_idle = idle;
+  options_->keepalive.max_connection_idle = idle;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMaxConnectionAge(absl::Duration age) {
-  options_.keepalive.max_connection_age = age;
+  options_->keepalive.max_connection_age = age;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMaxConnectionAgeGrace(absl::Duration grace) {
-  options_.keepalive.max_connection_age_grace = grace;
+  options_->keepalive.max_connection_age_grace = grace;
   return *this;
 }
 
 ServerBuilder& ServerBuilder::SetMaxConcurrentStreams(int max_streams) {
-  options_.max_concurrent_streams = max_streams < 0
-                                        ? transport::kSettingUnlimited
-                                        : static_cast<uint32_t>(max_streams);
+  options_->max_concurrent_streams = max_streams < 0
+                                         ? transport::kSettingUnlimited
+                                         : static_cast<uint32_t>(max_streams);
   return *this;
 }
 
@@ -155,17 +163,14 @@ ServerBuilder& ServerBuilder::AddChannelArgument(const std::string& name,
 }
 
 std::unique_ptr<Server> ServerBuilder::BuildAndStart() {
-  options_.limits.metadata = internal::MetadataLimits::FromArgs(
+  options_->limits.metadata = internal::MetadataLimits::FromArgs(
       max_metadata_size_, absolute_max_metadata_size_);
   std::vector<Service*> services = services_;
   std::unique_ptr<internal::DefaultHealthCheckService> health =
       internal::MakeDefaultHealthCheckService(services_);
   if (health != nullptr) services.push_back(health->service());
-  std::unique_ptr<Server> server(new Server(options_, services));
-  server->health_check_service_ = std::move(health);
-  if (!server->Start(addresses_, credentials_, selected_ports_).ok())
-    return nullptr;
-  return server;
+  return Server::Start(*options_, std::move(services), std::move(health),
+                       addresses_, credentials_, selected_ports_);
 }
 
 }  // namespace rpc

@@ -20,6 +20,9 @@ namespace rpc {
 class ServerBuilder {
  public:
   ServerBuilder();
+  ~ServerBuilder();
+  ServerBuilder(ServerBuilder&&) noexcept;
+  ServerBuilder& operator=(ServerBuilder&&) noexcept;
 
   // Listens on `address` ("0.0.0.0:50051", "[::]:0", "localhost:0"); port 0
   // picks a free port, stored in *selected_port by BuildAndStart (0 when
@@ -109,7 +112,7 @@ class ServerBuilder {
   std::unique_ptr<Server> BuildAndStart();
 
  private:
-  Server::Options options_;
+  std::unique_ptr<internal::ServerOptions> options_;
   std::vector<std::string> addresses_;
   std::vector<std::shared_ptr<ServerCredentials>> credentials_;
   std::vector<int*> selected_ports_;

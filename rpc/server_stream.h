@@ -21,111 +21,119 @@
 #ifndef RPC_SERVER_STREAM_H_
 #define RPC_SERVER_STREAM_H_
 
+#include <functional>
+#include <memory>
 #include <utility>
 
-#include "rpc/internal/proto_utils.h"
-#include "rpc/internal/server_call.h"
 #include "rpc/server_context.h"
 #include "rpc/wire/status.h"
-#include "transport/slice/slice.h"
+
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
 
 namespace rpc {
 
 namespace internal {
 
-template <typename R>
-bool ServerRead(ServerContext* ctx, R* msg) {
-  transport::SliceBuffer payload;
-  if (!ctx->call()->Read(&payload)) return false;
-  if (!Parse(payload, msg)) {
-    ctx->call()->SetError(
-        Status(StatusCode::INTERNAL, "error parsing request message"));
-    return false;
-  }
-  return true;
-}
+class ServerCall;
 
-template <typename W>
-bool ServerWrite(ServerContext* ctx, const W& msg) {
-  transport::SliceBuffer payload;
-  if (!Serialize(msg, &payload)) {
-    ctx->call()->SetError(
-        Status(StatusCode::INTERNAL, "error serializing response message"));
-    return false;
+// The non-template core of the server's side of a call: the typed classes
+// and runners below only pass their messages as MessageLite; serialization
+// and the call (the context's internal::ServerCall, opaque here) are
+// server_stream.cc's. Not copyable.
+class ServerCallBase {
+ public:
+  // The one request of a unary or server-streaming call into *request: OK,
+  // or the status to end the call with.
+  static Status ReadSingleRequest(ServerContext* ctx,
+                                  google::protobuf::MessageLite* request);
+  // Sends `response` (false when the call is over or it cannot be sent).
+  static bool WriteResponse(ServerContext* ctx,
+                            const google::protobuf::MessageLite& response);
+
+  ServerCallBase(const ServerCallBase&) = delete;
+  ServerCallBase& operator=(const ServerCallBase&) = delete;
+
+ protected:
+  explicit ServerCallBase(ServerContext* ctx) : ctx_(ctx) {}
+  ~ServerCallBase() = default;
+
+  // Sends the response headers now (with the initial metadata added so far).
+  void SendInitialMetadata();
+  // The next request; false at the end, when cancelled, or when it does not
+  // parse (the call then ends with INTERNAL).
+  bool Read(google::protobuf::MessageLite* msg);
+  bool Write(const google::protobuf::MessageLite& msg) {
+    return WriteResponse(ctx_, msg);
   }
-  return ctx->call()->Write(std::move(payload),
-                            ctx->mutable_initial_metadata());
-}
+
+ private:
+  ServerContext* const ctx_;
+};
+
+// The state of one callback unary call (RunAsyncUnary), alive from the
+// request to `done`.
+class AsyncUnaryCallBase {
+ public:
+  virtual ~AsyncUnaryCallBase();
+  AsyncUnaryCallBase(const AsyncUnaryCallBase&) = delete;
+  AsyncUnaryCallBase& operator=(const AsyncUnaryCallBase&) = delete;
+
+ protected:
+  explicit AsyncUnaryCallBase(std::shared_ptr<ServerCall> call);
+  ServerContext* context() { return &ctx_; }
+  // Reads the request into *request; when there is none (or it does not
+  // parse), finishes the call with that status, deletes this and returns
+  // false.
+  bool ReadRequest(google::protobuf::MessageLite* request);
+  // Sends `response` when `status` is OK, then the status; deletes this.
+  void Finish(const Status& status,
+              const google::protobuf::MessageLite& response);
+
+ private:
+  ServerContext ctx_;
+};
 
 }  // namespace internal
 
 template <typename R>
-class ServerReader {
+class ServerReader final : private internal::ServerCallBase {
  public:
-  explicit ServerReader(ServerContext* ctx) : ctx_(ctx) {}
+  explicit ServerReader(ServerContext* ctx) : ServerCallBase(ctx) {}
   // Sends the response headers now (with the initial metadata added so far).
-  void SendInitialMetadata() {
-    ctx_->call()->SendInitialMetadata(ctx_->mutable_initial_metadata());
-  }
-  bool Read(R* msg) { return internal::ServerRead(ctx_, msg); }
-
- private:
-  ServerContext* const ctx_;
+  void SendInitialMetadata() { ServerCallBase::SendInitialMetadata(); }
+  bool Read(R* msg) { return ServerCallBase::Read(msg); }
 };
 
 template <typename W>
-class ServerWriter {
+class ServerWriter final : private internal::ServerCallBase {
  public:
-  explicit ServerWriter(ServerContext* ctx) : ctx_(ctx) {}
-  void SendInitialMetadata() {
-    ctx_->call()->SendInitialMetadata(ctx_->mutable_initial_metadata());
-  }
-  bool Write(const W& msg) { return internal::ServerWrite(ctx_, msg); }
-
- private:
-  ServerContext* const ctx_;
+  explicit ServerWriter(ServerContext* ctx) : ServerCallBase(ctx) {}
+  void SendInitialMetadata() { ServerCallBase::SendInitialMetadata(); }
+  bool Write(const W& msg) { return ServerCallBase::Write(msg); }
 };
 
 template <typename W, typename R>
-class ServerReaderWriter {
+class ServerReaderWriter final : private internal::ServerCallBase {
  public:
-  explicit ServerReaderWriter(ServerContext* ctx) : ctx_(ctx) {}
-  void SendInitialMetadata() {
-    ctx_->call()->SendInitialMetadata(ctx_->mutable_initial_metadata());
-  }
-  bool Read(R* msg) { return internal::ServerRead(ctx_, msg); }
-  bool Write(const W& msg) { return internal::ServerWrite(ctx_, msg); }
-
- private:
-  ServerContext* const ctx_;
+  explicit ServerReaderWriter(ServerContext* ctx) : ServerCallBase(ctx) {}
+  void SendInitialMetadata() { ServerCallBase::SendInitialMetadata(); }
+  bool Read(R* msg) { return ServerCallBase::Read(msg); }
+  bool Write(const W& msg) { return ServerCallBase::Write(msg); }
 };
 
 namespace internal {
-
-// Reads the one request of a unary or server-streaming call.
-template <typename Req>
-Status ReadSingleRequest(ServerContext* ctx, Req* req) {
-  transport::SliceBuffer payload;
-  if (!ctx->call()->Read(&payload)) {
-    return ctx->IsCancelled()
-               ? Status(StatusCode::CANCELLED, "Cancelled")
-               : Status(StatusCode::INTERNAL, "missing request message");
-  }
-  if (!Parse(payload, req)) {
-    return Status(StatusCode::INTERNAL, "error parsing request message");
-  }
-  return Status();
-}
 
 // `fn(ServerContext*, const Req*, Resp*) -> Status`.
 template <typename Req, typename Resp, typename F>
 Status RunUnary(ServerContext* ctx, F&& fn) {
   Req req;
-  Status s = ReadSingleRequest(ctx, &req);
+  Status s = ServerCallBase::ReadSingleRequest(ctx, &req);
   if (!s.ok()) return s;
   Resp resp;
   s = fn(ctx, &req, &resp);
-  if (s.ok()) ServerWrite(ctx, resp);
+  if (s.ok()) ServerCallBase::WriteResponse(ctx, resp);
   return s;
 }
 
@@ -133,7 +141,7 @@ Status RunUnary(ServerContext* ctx, F&& fn) {
 template <typename Req, typename Resp, typename F>
 Status RunServerStreaming(ServerContext* ctx, F&& fn) {
   Req req;
-  Status s = ReadSingleRequest(ctx, &req);
+  Status s = ServerCallBase::ReadSingleRequest(ctx, &req);
   if (!s.ok()) return s;
   ServerWriter<Resp> writer(ctx);
   return fn(ctx, &req, &writer);
@@ -145,7 +153,7 @@ Status RunClientStreaming(ServerContext* ctx, F&& fn) {
   ServerReader<Req> reader(ctx);
   Resp resp;
   Status s = fn(ctx, &reader, &resp);
-  if (s.ok()) ServerWrite(ctx, resp);
+  if (s.ok()) ServerCallBase::WriteResponse(ctx, resp);
   return s;
 }
 
@@ -162,26 +170,22 @@ Status RunBidiStreaming(ServerContext* ctx, F&& fn) {
 // context, request and response live until then.
 template <typename Req, typename Resp, typename F>
 void RunAsyncUnary(std::shared_ptr<ServerCall> call, F&& fn) {
-  struct State {
-    explicit State(std::shared_ptr<ServerCall> c) : ctx(std::move(c)) {}
-    ServerContext ctx;
-    Req req;
-    Resp resp;
+  class State final : public AsyncUnaryCallBase {
+   public:
+    explicit State(std::shared_ptr<ServerCall> c)
+        : AsyncUnaryCallBase(std::move(c)) {}
+    void Run(F& fn) {
+      if (!ReadRequest(&req_)) return;  // Finished: `this` is gone.
+      fn(context(), &req_, &resp_,
+         std::function<void(Status)>(
+             [this](const Status& status) { Finish(status, resp_); }));
+    }
+
+   private:
+    Req req_;
+    Resp resp_;
   };
-  auto* state = new State(std::move(call));
-  auto finish = [state](const Status& status) {
-    if (status.ok()) ServerWrite(&state->ctx, state->resp);
-    state->ctx.call()->Finish(status, state->ctx.mutable_initial_metadata(),
-                              state->ctx.mutable_trailing_metadata());
-    delete state;
-  };
-  Status s = ReadSingleRequest(&state->ctx, &state->req);
-  if (!s.ok()) {
-    finish(s);
-    return;
-  }
-  fn(&state->ctx, &state->req, &state->resp,
-     std::function<void(Status)>(std::move(finish)));
+  (new State(std::move(call)))->Run(fn);
 }
 
 }  // namespace internal

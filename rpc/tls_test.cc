@@ -5,6 +5,8 @@
 // client's identity (AuthContext); a new channel with the same credentials
 // resumes the TLS session.
 
+#include "transport/tls/tls.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <memory>

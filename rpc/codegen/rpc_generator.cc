@@ -116,7 +116,7 @@ void PrintHeaderService(Printer* p, const ServiceDescriptor* service) {
   p->Print(
       "class Stub {\n"
       " public:\n"
-      "  explicit Stub(std::shared_ptr<::rpc::Channel> channel)\n"
+      "  explicit Stub(std::shared_ptr<::rpc::ChannelInterface> channel)\n"
       "      : channel_(std::move(channel)) {}\n");
   p->Indent();
   for (int i = 0; i < service->method_count(); ++i) {
@@ -167,11 +167,11 @@ void PrintHeaderService(Printer* p, const ServiceDescriptor* service) {
   p->Outdent();
   p->Print(
       "\n private:\n"
-      "  std::shared_ptr<::rpc::Channel> channel_;\n"
+      "  std::shared_ptr<::rpc::ChannelInterface> channel_;\n"
       "  Async async_{this};\n"
       "};\n\n"
       "static std::unique_ptr<Stub> NewStub(\n"
-      "    std::shared_ptr<::rpc::Channel> channel) {\n"
+      "    std::shared_ptr<::rpc::ChannelInterface> channel) {\n"
       "  return std::make_unique<Stub>(std::move(channel));\n"
       "}\n\n");
 

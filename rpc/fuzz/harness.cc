@@ -9,6 +9,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "rpc/channel.h"
 #include "rpc/credentials.h"
+#include "rpc/internal/channel_impl.h"
 #include "rpc/internal/proto_utils.h"
 #include "rpc/server_context.h"
 #include "transport/io/memory_endpoint.h"
@@ -266,12 +267,12 @@ namespace {
 
 // Gives the calls their :authority, :scheme and user-agent; never connects
 // (the calls go to the harness's transport, not through the channel).
-Channel* HeaderChannel() {
+internal::ChannelImpl* HeaderChannel() {
   // Never destroyed (its idle loop thread lives until the process exits).
   static const std::shared_ptr<Channel>* const channel =
       new std::shared_ptr<Channel>(
           CreateChannel("dns:///fuzz.test", InsecureChannelCredentials()));
-  return channel->get();
+  return internal::ChannelAccess::Impl(channel->get());
 }
 
 EchoRequest Request(int call, int i) {

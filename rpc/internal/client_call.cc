@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
-#include "rpc/channel.h"
+#include "rpc/internal/channel_impl.h"
 #include "rpc/internal/client_transport.h"
 #include "rpc/internal/header_builder.h"
 #include "rpc/internal/metadata_limits.h"
@@ -31,7 +31,7 @@ void Compact(transport::SliceBuffer* framed) {
 
 }  // namespace
 
-ClientCall::ClientCall(Channel* channel, transport::EventLoop* loop,
+ClientCall::ClientCall(ChannelImpl* channel, transport::EventLoop* loop,
                        std::string path, absl::Time deadline, Metadata metadata,
                        const ClientCallOptions& options)
     : channel_(channel),

@@ -24,7 +24,7 @@
 // The call commits (its buffer is dropped, no more retries) on the first
 // response frame, or once its requests outgrow
 // ClientCallOptions::retry_buffer_size. A retry goes back to the channel
-// (Channel::LoopStartCall) from a deferred task: picking, queueing and
+// (ChannelImpl::LoopStartCall) from a deferred task: picking, queueing and
 // wait-for-ready apply to it as to a new call.
 //
 // The status is decided once, by the first of: the trailers (or a
@@ -60,11 +60,9 @@
 #include "transport/slice/slice.h"
 
 namespace rpc {
-
-class Channel;
-
 namespace internal {
 
+class ChannelImpl;
 class ClientTransport;
 
 struct ClientCallOptions {
@@ -90,7 +88,7 @@ inline constexpr int kMaxRefusedAttempts = 5;
 
 class ClientCall : public std::enable_shared_from_this<ClientCall> {
  public:
-  ClientCall(Channel* channel, transport::EventLoop* loop, std::string path,
+  ClientCall(ChannelImpl* channel, transport::EventLoop* loop, std::string path,
              absl::Time deadline, Metadata metadata,
              const ClientCallOptions& options);
   ~ClientCall();
@@ -198,7 +196,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // deferred task, replaying the buffered requests.
   void LoopRetry();
 
-  Channel* const channel_;
+  ChannelImpl* const channel_;
   transport::EventLoop* const loop_;
   const std::string path_;
   const absl::Time deadline_;

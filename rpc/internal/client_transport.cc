@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "rpc/internal/peer_auth.h"
 #include "rpc/internal/server_connection.h"
 
 namespace rpc {

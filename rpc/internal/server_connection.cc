@@ -10,6 +10,7 @@
 #include "rpc/compression/encoding.h"
 #include "rpc/internal/header_builder.h"
 #include "rpc/internal/message_compression.h"
+#include "rpc/internal/peer_auth.h"
 #include "rpc/wire/content_type.h"
 #include "rpc/wire/timeout.h"
 

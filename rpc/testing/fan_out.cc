@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "rpc/internal/channel_impl.h"
 #include "rpc/internal/proto_utils.h"
 
 namespace rpc {
@@ -53,8 +54,8 @@ std::unique_ptr<StreamCall> StartServerStream(Channel* channel,
                                               const test::EchoRequest& req,
                                               absl::Time deadline) {
   auto c = std::make_unique<StreamCall>();
-  c->call = channel->CreateCall("/rpc.test.EchoService/ServerStream", deadline,
-                                Metadata());
+  c->call = internal::ChannelAccess::Impl(channel)->CreateCall(
+      "/rpc.test.EchoService/ServerStream", deadline, Metadata());
   StreamCall* raw = c.get();
   c->call->SetOnDone([raw] { raw->done.Notify(); });
   transport::SliceBuffer first;

@@ -1,0 +1,122 @@
+#include "rpc/client_stream.h"
+
+#include <utility>
+
+#include "google/protobuf/message_lite.h"
+#include "rpc/internal/client_call.h"
+#include "rpc/wire/zero_copy_stream.h"
+#include "transport/slice/slice.h"
+
+namespace rpc {
+namespace internal {
+
+void ClientCallBase::StartCall(const std::shared_ptr<ClientCall>& call,
+                               const std::shared_ptr<ChannelInterface>& channel,
+                               ClientContext* ctx,
+                               transport::SliceBuffer* first, bool end) {
+  ctx->set_call(call, channel);
+  if (!ctx->grpc_encoding_header_for_test().empty()) {
+    call->set_grpc_encoding_header_for_test(
+        ctx->grpc_encoding_header_for_test());
+  }
+  call->Start(first, end);
+}
+
+Status ClientCallBase::FinishSingleResponse(
+    ClientContext* ctx, ClientCall* call,
+    google::protobuf::MessageLite* response) {
+  transport::SliceBuffer payload;
+  const bool got = call->Read(&payload);
+  Status status = ctx->FinishCall();
+  if (!status.ok()) return status;
+  if (!got) return Status(StatusCode::INTERNAL, "no response message");
+  if (!ParseFromSliceBuffer(payload, response)) {
+    return Status(StatusCode::INTERNAL, "error parsing response message");
+  }
+  return status;
+}
+
+Status ClientCallBase::BlockingUnary(
+    const std::shared_ptr<ChannelInterface>& channel, const std::string& method,
+    ClientContext* ctx, const google::protobuf::MessageLite& request,
+    google::protobuf::MessageLite* response) {
+  transport::SliceBuffer payload;
+  if (!SerializeToSliceBuffer(request, &payload)) {
+    return Status(StatusCode::INTERNAL, "error serializing request");
+  }
+  std::shared_ptr<ClientCall> call = channel->CreateCall(method, ctx);
+  StartCall(call, channel, ctx, &payload, /*end=*/true);
+  return FinishSingleResponse(ctx, call.get(), response);
+}
+
+void ClientCallBase::AsyncUnary(
+    const std::shared_ptr<ChannelInterface>& channel, const std::string& method,
+    ClientContext* ctx, const google::protobuf::MessageLite& request,
+    google::protobuf::MessageLite* response, std::function<void(Status)> done) {
+  transport::SliceBuffer payload;
+  if (!SerializeToSliceBuffer(request, &payload)) {
+    done(Status(StatusCode::INTERNAL, "error serializing request"));
+    return;
+  }
+  std::shared_ptr<ClientCall> call = channel->CreateCall(method, ctx);
+  ClientCall* raw = call.get();
+  call->SetOnDone([raw, ctx, response, done = std::move(done)] {
+    transport::SliceBuffer message;
+    const bool got = raw->Read(&message);  // Does not block: the call ended.
+    Status status = ctx->FinishCall();
+    if (status.ok() && !got) {
+      status = Status(StatusCode::INTERNAL, "no response message");
+    } else if (status.ok() && !ParseFromSliceBuffer(message, response)) {
+      status = Status(StatusCode::INTERNAL, "error parsing response message");
+    }
+    done(std::move(status));
+  });
+  // The context does not keep the channel (the caller does, until `done`);
+  // dropping its last reference inside `done` is fine (channel.h).
+  ctx->set_call(call, nullptr);
+  call->Start(&payload, /*end=*/true);
+}
+
+ClientCallBase::ClientCallBase(const std::shared_ptr<ChannelInterface>& channel,
+                               const std::string& method, ClientContext* ctx,
+                               const google::protobuf::MessageLite* first,
+                               bool end)
+    : ctx_(ctx) {
+  transport::SliceBuffer payload;
+  if (first != nullptr) SerializeToSliceBuffer(*first, &payload);
+  call_ = channel->CreateCall(method, ctx);
+  StartCall(call_, channel, ctx, first != nullptr ? &payload : nullptr, end);
+}
+
+ClientCallBase::~ClientCallBase() = default;
+
+void ClientCallBase::WaitForInitialMetadata() { ctx_->FetchInitialMetadata(); }
+
+bool ClientCallBase::Read(google::protobuf::MessageLite* msg) {
+  transport::SliceBuffer payload;
+  if (!call_->Read(&payload)) return false;
+  if (!ParseFromSliceBuffer(payload, msg)) {
+    call_->Cancel(Status(StatusCode::INTERNAL, "error parsing response"));
+    return false;
+  }
+  return true;
+}
+
+bool ClientCallBase::Write(const google::protobuf::MessageLite& msg) {
+  transport::SliceBuffer payload;
+  if (!SerializeToSliceBuffer(msg, &payload)) return false;
+  return call_->Write(std::move(payload), /*end=*/false);
+}
+
+void ClientCallBase::WritesDone() { call_->WritesDone(); }
+
+Status ClientCallBase::Finish() { return ctx_->FinishCall(); }
+
+Status ClientCallBase::FinishWithResponse(
+    google::protobuf::MessageLite* response) {
+  call_->WritesDone();
+  return FinishSingleResponse(ctx_, call_.get(), response);
+}
+
+}  // namespace internal
+}  // namespace rpc

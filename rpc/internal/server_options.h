@@ -1,0 +1,33 @@
+// ServerOptions: what ServerBuilder collects for the Server it starts
+// (rpc/server_builder.h documents each setting).
+
+#ifndef RPC_INTERNAL_SERVER_OPTIONS_H_
+#define RPC_INTERNAL_SERVER_OPTIONS_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "rpc/internal/server_call.h"
+#include "rpc/internal/server_connection.h"
+#include "rpc/internal/worker_pool.h"
+#include "transport/frame/settings.h"
+
+namespace rpc {
+namespace internal {
+
+struct ServerOptions {
+  int num_loops = 1;
+  int min_workers = 2;
+  int max_workers = 256;
+  absl::Duration worker_idle_time = WorkerPool::kDefaultIdleTime;
+  ServerCallLimits limits;
+  // Keepalive pings, ping enforcement, max connection idle/age.
+  ServerKeepaliveOptions keepalive;
+  // SETTINGS_MAX_CONCURRENT_STREAMS; kSettingUnlimited: none advertised.
+  uint32_t max_concurrent_streams = transport::kSettingUnlimited;
+};
+
+}  // namespace internal
+}  // namespace rpc
+
+#endif  // RPC_INTERNAL_SERVER_OPTIONS_H_
