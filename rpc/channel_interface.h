@@ -12,8 +12,10 @@
 // WaitForConnected), any thread. Private: the hook the library starts calls
 // through (CreateCall), reached only by the call classes of
 // rpc/client_stream.h. It is the seam for channels that are not a connection:
-// a channel that intercepts calls (wrapping another one), or a mock channel
-// for tests of generated stubs, derives from this class and overrides it.
+// a channel that intercepts calls derives from this class, overrides the hook
+// and forwards to the channel it wraps (CreateCallOn); a mock channel for
+// tests of generated stubs will override it the same way once calls have an
+// interface of their own (the hook returns the library's call type today).
 
 #ifndef RPC_CHANNEL_INTERFACE_H_
 #define RPC_CHANNEL_INTERFACE_H_
@@ -74,6 +76,14 @@ class ChannelInterface {
   ChannelInterface() = default;
   ChannelInterface(const ChannelInterface&) = delete;
   ChannelInterface& operator=(const ChannelInterface&) = delete;
+
+  // For channels that wrap another one (interceptors): `channel`'s
+  // CreateCall hook.
+  static std::shared_ptr<internal::ClientCall> CreateCallOn(
+      ChannelInterface* channel, const std::string& method,
+      ClientContext* context) {
+    return channel->CreateCall(method, context);
+  }
 
  private:
   // The library's (rpc/client_stream.h's call classes).
