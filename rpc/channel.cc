@@ -110,17 +110,16 @@ std::shared_ptr<Channel> CreateCustomChannel(
     const ChannelArguments& args) {
   absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> thread =
       transport::EventLoopThread::Start("rpc-channel");
-  if (!thread.ok()) return nullptr;
   // The last reference may go away on the channel's own loop thread (an
   // async callback holding a stub): the channel is then destroyed from a
-  // fresh loop task, with none of its methods on the stack.
-  transport::EventLoop* const loop = (*thread)->loop();
+  // fresh loop task, with none of its methods on the stack. Without a loop
+  // thread the channel fails its calls (ChannelImpl).
+  transport::EventLoop* const loop = thread.ok() ? (*thread)->loop() : nullptr;
   return std::shared_ptr<Channel>(
-      new Channel(std::make_unique<internal::ChannelImpl>(
-          target, creds != nullptr ? creds : InsecureChannelCredentials(), args,
-          std::move(*thread))),
+      new Channel(std::make_unique<internal::ChannelImpl>(target, creds, args,
+                                                          std::move(thread))),
       [loop](Channel* c) {
-        if (loop->IsInLoopThread()) {
+        if (loop != nullptr && loop->IsInLoopThread()) {
           loop->Post([c] { delete c; });
         } else {
           delete c;

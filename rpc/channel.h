@@ -214,8 +214,16 @@ class Channel final : public ChannelInterface {
 };
 
 // A channel to `target` (see the file comment), plain or TLS as `creds` say.
-// A bad target gives a channel whose calls fail with UNAVAILABLE naming the
-// problem. nullptr when the loop thread cannot start.
+// Never null. A channel that can never work is in TRANSIENT_FAILURE from the
+// start and fails every call at once (wait-for-ready ones too):
+//   * a target that does not parse ("", "ipv4:1.2.3", "dns:///", an unknown
+//     "scheme:" that is no host:port either), credentials whose PEM did not
+//     load, an unknown load-balancing policy, or a loop thread that could not
+//     start: UNAVAILABLE, and the message says what is wrong;
+//   * null credentials: INVALID_ARGUMENT "Invalid credentials", as grpc++.
+// (grpc++ 1.51 fails the calls of a target that does not parse with UNKNOWN
+// "Failed to create secure client channel", without the reason;
+// grpc_interop_test compares.)
 std::shared_ptr<Channel> CreateChannel(
     const std::string& target,
     const std::shared_ptr<ChannelCredentials>& creds);

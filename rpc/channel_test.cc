@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -844,6 +845,89 @@ TEST(ChannelTest, UnknownPolicyFailsCalls) {
   Status s = Call(stub.get(), false, absl::Seconds(5));
   EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE);
   EXPECT_NE(s.error_message().find("grpclb"), std::string::npos);
+}
+
+// The calls of a channel that can never work all end the same way: blocking
+// and streaming ones, and the asynchronous ones (done runs).
+void ExpectEveryCallFails(const std::shared_ptr<Channel>& channel,
+                          StatusCode code, const std::string& reason) {
+  auto stub = EchoService::NewStub(channel);
+  for (bool wait_for_ready : {false, true}) {
+    Status s = Call(stub.get(), wait_for_ready, absl::Seconds(30));
+    EXPECT_EQ(s.error_code(), code) << s;
+    EXPECT_NE(s.error_message().find(reason), std::string::npos) << s;
+  }
+  ClientContext streaming;
+  streaming.set_deadline(absl::Now() + absl::Seconds(30));
+  auto reader = stub->ServerStream(&streaming, EchoRequest());
+  EchoResponse resp;
+  EXPECT_FALSE(reader->Read(&resp));
+  EXPECT_EQ(reader->Finish().error_code(), code);
+  ClientContext async;
+  async.set_deadline(absl::Now() + absl::Seconds(30));
+  EchoRequest req;
+  absl::Notification done;
+  Status async_status;
+  stub->async()->Echo(&async, &req, &resp, [&](Status st) {
+    async_status = std::move(st);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(async_status.error_code(), code) << async_status;
+  EXPECT_EQ(channel->GetState(false), ConnectivityState::kTransientFailure);
+  EXPECT_EQ(channel->GetState(true), ConnectivityState::kTransientFailure);
+  EXPECT_FALSE(channel->WaitForConnected(absl::Now() + absl::Milliseconds(1)));
+}
+
+TEST(ChannelTest, BadTargetsMakeChannelsThatFailWithTheReason) {
+  // Unparsable, empty, an unknown scheme (not a host:port either): never
+  // null, TRANSIENT_FAILURE from the start, UNAVAILABLE naming the target.
+  for (const char* target :
+       {"", "ipv4:1.2.3", "ipv6:[::1", "dns:///", "unix:", "bad:///x",
+        "localhost:notaport", "[::1", "127.0.0.1:99999"}) {
+    SCOPED_TRACE(target);
+    std::shared_ptr<Channel> channel =
+        CreateChannel(target, InsecureChannelCredentials());
+    ASSERT_NE(channel, nullptr);
+    ExpectEveryCallFails(channel, StatusCode::UNAVAILABLE,
+                         absl::StrCat("bad target \"", target, "\""));
+  }
+}
+
+TEST(ChannelTest, NullCredentialsAreInvalidArgument) {
+  // As grpc++ ("Invalid credentials."; grpc_interop_test compares).
+  std::shared_ptr<Channel> channel = CreateChannel("127.0.0.1:1", nullptr);
+  ASSERT_NE(channel, nullptr);
+  ExpectEveryCallFails(channel, StatusCode::INVALID_ARGUMENT,
+                       "Invalid credentials");
+}
+
+TEST(ChannelTest, CredentialsThatDidNotLoadAreUnavailable) {
+  SslCredentialsOptions options;
+  options.pem_root_certs = "not a certificate";
+  std::shared_ptr<Channel> channel =
+      CreateChannel("127.0.0.1:1", SslCredentials(options));
+  ASSERT_NE(channel, nullptr);
+  ExpectEveryCallFails(channel, StatusCode::UNAVAILABLE, "");
+}
+
+TEST(ChannelTest, ALoopThreadThatCannotStartGivesAChannelThatFails) {
+  // No file descriptor left: the loop's epoll instance cannot be made.
+  rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  const int lowest_free = dup(0);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  rlimit tight = old;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  std::shared_ptr<Channel> channel =
+      CreateChannel("127.0.0.1:1", InsecureChannelCredentials());
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_NE(channel, nullptr);
+  ExpectEveryCallFails(channel, StatusCode::UNAVAILABLE,
+                       "cannot start the channel's loop thread");
+  channel.reset();
 }
 
 TEST(ChannelTest, UnixTarget) {

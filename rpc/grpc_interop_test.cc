@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -648,6 +649,83 @@ TEST(OurClientGrpcServerLimit, FanOutBeyondGrpcMaxConcurrentStreams) {
   calls.clear();
   channel.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+}
+
+// Channels that can never work, made by CreateChannel here and by grpc++:
+// both are in TRANSIENT_FAILURE at once and fail their calls; the codes are
+// the same where grpc++ names the problem.
+struct BadChannelResult {
+  int code;
+  std::string message;
+  bool transient_failure;
+};
+
+BadChannelResult OursOn(const std::string& target,
+                        std::shared_ptr<ChannelCredentials> creds) {
+  auto channel = CreateChannel(target, std::move(creds));
+  auto stub = test::EchoService::NewStub(channel);
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Seconds(10));
+  EchoResponse resp;
+  Status s = stub->Echo(&ctx, EchoRequest(), &resp);
+  return {static_cast<int>(s.error_code()), s.error_message(),
+          channel->GetState(false) == ConnectivityState::kTransientFailure};
+}
+
+BadChannelResult TheirsOn(const std::string& target,
+                          std::shared_ptr<grpc::ChannelCredentials> creds) {
+  auto channel = grpc::CreateChannel(target, std::move(creds));
+  auto stub = test::grpcpeer::EchoService::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  EchoResponse resp;
+  grpc::Status s = stub->Echo(&ctx, EchoRequest(), &resp);
+  return {static_cast<int>(s.error_code()), s.error_message(),
+          channel->GetState(false) == ::GRPC_CHANNEL_TRANSIENT_FAILURE};
+}
+
+TEST(BadChannelParity, NullCredentialsAreInvalidArgumentInBoth) {
+  const BadChannelResult ours = OursOn("ipv4:127.0.0.1:1", nullptr);
+  const BadChannelResult theirs = TheirsOn("ipv4:127.0.0.1:1", nullptr);
+  EXPECT_EQ(ours.code, static_cast<int>(StatusCode::INVALID_ARGUMENT))
+      << ours.message;
+  EXPECT_EQ(theirs.code, ours.code) << theirs.message;
+  EXPECT_TRUE(ours.transient_failure);
+  EXPECT_TRUE(theirs.transient_failure);
+}
+
+TEST(BadChannelParity, CredentialsThatDoNotLoadAreUnavailableInBoth) {
+  SslCredentialsOptions options;
+  options.pem_root_certs = "not a certificate";
+  grpc::SslCredentialsOptions grpc_options;
+  grpc_options.pem_root_certs = "not a certificate";
+  const BadChannelResult ours =
+      OursOn("ipv4:127.0.0.1:1", SslCredentials(options));
+  const BadChannelResult theirs =
+      TheirsOn("ipv4:127.0.0.1:1", grpc::SslCredentials(grpc_options));
+  EXPECT_EQ(ours.code, static_cast<int>(StatusCode::UNAVAILABLE))
+      << ours.message;
+  EXPECT_EQ(theirs.code, ours.code) << theirs.message;
+  EXPECT_TRUE(ours.transient_failure);
+  EXPECT_TRUE(theirs.transient_failure);
+}
+
+TEST(BadChannelParity, UnparsableTargetsFailAtOnceInBoth) {
+  // grpc++ (1.51) answers these with UNKNOWN "Failed to create secure client
+  // channel", without the reason; ours is UNAVAILABLE naming the target and
+  // what is wrong with it (rpc/channel.h).
+  for (const char* target : {"ipv4:1.2.3", "ipv6:[::1", "dns:///", ""}) {
+    SCOPED_TRACE(target);
+    const BadChannelResult ours = OursOn(target, InsecureChannelCredentials());
+    const BadChannelResult theirs =
+        TheirsOn(target, grpc::InsecureChannelCredentials());
+    EXPECT_EQ(ours.code, static_cast<int>(StatusCode::UNAVAILABLE));
+    EXPECT_NE(ours.message.find("bad target"), std::string::npos)
+        << ours.message;
+    EXPECT_NE(theirs.code, 0);
+    EXPECT_TRUE(ours.transient_failure);
+    EXPECT_TRUE(theirs.transient_failure);
+  }
 }
 
 }  // namespace

@@ -34,14 +34,20 @@ BackoffOptions BackoffFrom(const ChannelArguments& args) {
 ChannelImpl::ChannelImpl(
     std::string target, std::shared_ptr<ChannelCredentials> creds,
     const ChannelArguments& args,
-    std::unique_ptr<transport::EventLoopThread> loop_thread)
+    absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> loop_thread)
     : target_(std::move(target)),
-      creds_(std::move(creds)),
+      // As grpc++: null credentials make a channel whose calls fail with
+      // INVALID_ARGUMENT.
+      creds_(creds != nullptr ? creds
+                              : std::make_shared<ChannelCredentials>(
+                                    nullptr, absl::InvalidArgumentError(
+                                                 "Invalid credentials (null "
+                                                 "ChannelCredentials)"))),
       args_(args),
       user_agent_(BuildUserAgent(args.user_agent_prefix)),
       round_robin_(args.load_balancing_policy_name == "round_robin"),
-      loop_thread_(std::move(loop_thread)),
-      loop_(loop_thread_->loop()),
+      loop_thread_(loop_thread.ok() ? std::move(*loop_thread) : nullptr),
+      loop_(loop_thread_ != nullptr ? loop_thread_->loop() : nullptr),
       resolve_backoff_(std::make_unique<Backoff>(BackoffFrom(args))),
       keepalive_time_(args.keepalive_time),
       self_(std::make_shared<ChannelImpl*>(this)) {
@@ -60,12 +66,18 @@ ChannelImpl::ChannelImpl(
   }
   if (target_status_.ok() && !creds_->status().ok()) {
     target_status_ = creds_->status();
+    if (creds == nullptr) bad_channel_code_ = StatusCode::INVALID_ARGUMENT;
   }
   if (target_status_.ok() && args.load_balancing_policy_name != "pick_first" &&
       !round_robin_) {
     target_status_ = absl::InvalidArgumentError(
         absl::StrCat("unknown load balancing policy \"",
                      args.load_balancing_policy_name, "\""));
+  }
+  if (target_status_.ok() && !loop_thread.ok()) {
+    target_status_ = absl::UnavailableError(
+        absl::StrCat("cannot start the channel's loop thread: ",
+                     loop_thread.status().message()));
   }
   subchannel_options_.backoff = BackoffFrom(args);
   subchannel_options_.tls = creds_->tls_context();
@@ -80,6 +92,7 @@ ChannelImpl::ChannelImpl(
 }
 
 ChannelImpl::~ChannelImpl() {
+  if (loop_ == nullptr) return;  // No loop: no call ever reached the channel.
   if (loop_->IsInLoopThread()) {
     // The last reference went away on the loop thread (CreateCustomChannel's
     // deleter runs this from a task of its own, so no channel method is on
@@ -160,6 +173,14 @@ void ChannelImpl::LoopSetState(ConnectivityState state) {
 std::shared_ptr<ClientCall> ChannelImpl::CreateCall(
     const std::string& path, absl::Time deadline, const Metadata& metadata,
     std::optional<compression::Encoding> encoding) {
+  if (loop_ == nullptr) {
+    // No loop thread: the call fails now, before anyone else sees it (it
+    // then ignores what it is asked to do; ClientCall::Start).
+    auto call = std::make_shared<ClientCall>(this, nullptr, path, deadline,
+                                             metadata, call_options_);
+    call->LoopFail(LoopUnavailable());
+    return call;
+  }
   if (encoding.has_value()) {
     ClientCallOptions options = call_options_;
     options.encoding = *encoding;
@@ -172,7 +193,9 @@ std::shared_ptr<ClientCall> ChannelImpl::CreateCall(
 
 Status ChannelImpl::LoopUnavailable() const {
   if (closing_) return Status(StatusCode::UNAVAILABLE, "channel closed");
-  return Status(StatusCode::UNAVAILABLE, std::string(last_error_.message()));
+  return Status(
+      target_status_.ok() ? StatusCode::UNAVAILABLE : bad_channel_code_,
+      std::string(last_error_.message()));
 }
 
 void ChannelImpl::LoopStartCall(std::shared_ptr<ClientCall> call) {

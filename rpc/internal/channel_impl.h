@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "rpc/channel.h"
@@ -45,9 +46,13 @@ class ChannelTestPeer;
 
 class ChannelImpl final : private Subchannel::Owner {
  public:
-  ChannelImpl(std::string target, std::shared_ptr<ChannelCredentials> creds,
-              const ChannelArguments& args,
-              std::unique_ptr<transport::EventLoopThread> loop_thread);
+  // `creds` may be null, and `loop_thread` an error: the channel then fails
+  // every call (INVALID_ARGUMENT, UNAVAILABLE) and stays in
+  // TRANSIENT_FAILURE, as one with a bad target does.
+  ChannelImpl(
+      std::string target, std::shared_ptr<ChannelCredentials> creds,
+      const ChannelArguments& args,
+      absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> loop_thread);
   // Fails the calls in flight and the queued ones (UNAVAILABLE), closes the
   // connections and stops the loop thread.
   ~ChannelImpl() override;
@@ -122,7 +127,10 @@ class ChannelImpl final : private Subchannel::Owner {
   const std::string user_agent_;
   const bool round_robin_;
   Target parsed_;
+  // Not OK: the channel can never work (bad target, credentials, policy, no
+  // loop thread); its calls fail with bad_channel_code_ and this message.
   absl::Status target_status_;
+  StatusCode bad_channel_code_ = StatusCode::UNAVAILABLE;
   ClientCallOptions call_options_;
   Subchannel::Options subchannel_options_;
   std::unique_ptr<transport::EventLoopThread> loop_thread_;

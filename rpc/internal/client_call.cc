@@ -48,12 +48,23 @@ ClientCall::ClientCall(ChannelImpl* channel, transport::EventLoop* loop,
 ClientCall::~ClientCall() = default;
 
 void ClientCall::Post(transport::EventLoop::Task task) {
-  loop_->Post(std::move(task));
+  // No loop (a channel without a loop thread): the call failed at its
+  // creation, and every task of a finished call is a no-op.
+  if (loop_ != nullptr) loop_->Post(std::move(task));
 }
 
 // ---- Application thread ----
 
 void ClientCall::Start(transport::SliceBuffer* first, bool end) {
+  if (loop_ == nullptr) {
+    // Failed at its creation (ChannelImpl::CreateCall), before SetOnDone.
+    if (on_done_) {
+      absl::AnyInvocable<void()> on_done = std::move(on_done_);
+      on_done_ = nullptr;
+      on_done();
+    }
+    return;
+  }
   std::vector<PendingWrite> writes;
   if (first != nullptr) {
     if (first->size() > options_.max_send_message_size) {
