@@ -10,7 +10,7 @@
 #include "rpc/internal/server_call.h"
 #include "rpc/internal/server_connection.h"
 #include "rpc/internal/worker_pool.h"
-#include "transport/frame/settings.h"
+#include "transport/connection/connection.h"
 
 namespace rpc {
 namespace internal {
@@ -23,7 +23,8 @@ struct ServerOptions {
   ServerCallLimits limits;
   // Keepalive pings, ping enforcement, max connection idle/age.
   ServerKeepaliveOptions keepalive;
-  // SETTINGS_MAX_CONCURRENT_STREAMS; kSettingUnlimited: none advertised.
+  // SETTINGS_MAX_CONCURRENT_STREAMS; transport::kSettingUnlimited (from the
+  // connection's settings): none advertised.
   uint32_t max_concurrent_streams = transport::kSettingUnlimited;
 };
 
