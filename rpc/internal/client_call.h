@@ -88,6 +88,8 @@ inline constexpr int kMaxRefusedAttempts = 5;
 
 class ClientCall : public std::enable_shared_from_this<ClientCall> {
  public:
+  // `loop` null: the call of a channel without a loop thread, failed by the
+  // channel (LoopFail) before anyone uses it; Start then only runs on_done.
   ClientCall(ChannelImpl* channel, transport::EventLoop* loop, std::string path,
              absl::Time deadline, Metadata metadata,
              const ClientCallOptions& options);
