@@ -3,15 +3,14 @@
 // Two classes, decided here where the error is defined:
 //
 //  * Stream errors: the block was decoded to its end and the dynamic table
-//  holds exactly
-//    what the encoder's does, so the connection can go on. The request or
-//    response is malformed (RFC 9113 section 8.1.1: reset the stream with
-//    PROTOCOL_ERROR) or too large (RFC 9113 section 10.5.1: refuse it, e.g. 431
-//    or RST_STREAM).
+//    holds exactly what the encoder's does, so the connection can go on. The
+//    request or response is malformed (RFC 9113 section 8.1.1: reset the
+//    stream with PROTOCOL_ERROR) or too large (RFC 9113 section 10.5.1:
+//    refuse it, e.g. 431 or RST_STREAM).
 //  * Connection errors: the HPACK context can no longer be trusted. The
-//  transport sends
-//    GOAWAY with COMPRESSION_ERROR (RFC 9113 section 4.3), and the decoder
-//    refuses every later block (it returns the same error again).
+//    transport sends GOAWAY with COMPRESSION_ERROR (RFC 9113 section 4.3),
+//    and the decoder refuses every later block (it returns the same error
+//    again).
 
 #ifndef HPACK_DECODE_ERROR_H_
 #define HPACK_DECODE_ERROR_H_

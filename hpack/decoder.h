@@ -7,37 +7,41 @@
 // octets across calls.
 //
 // Usage:
-//   hpack::Decoder decoder;       // one per connection (the peer's encoder
-//   context) hpack::HeaderList fields;     // reuse it: clear() keeps its
-//   storage hpack::DecodeError e = decoder.Decode(block, &fields); if (e ==
-//   hpack::DecodeError::kOk) ... use fields ... else if
-//   (hpack::IsStreamError(e)) ... reset the stream, keep the connection ...
-//   else ... GOAWAY(COMPRESSION_ERROR): the decoder refuses everything from now
-//   on ...
+//
+// clang-format off
+//   hpack::Decoder decoder;    // One per connection (the peer's encoder
+//                              // context).
+//   hpack::HeaderList fields;  // Reuse it: clear() keeps its storage.
+//   hpack::DecodeError e = decoder.Decode(block, &fields);
+//   if (e == hpack::DecodeError::kOk) {
+//     ... use fields ...
+//   } else if (hpack::IsStreamError(e)) {
+//     ... reset the stream, keep the connection ...
+//   } else {
+//     ... GOAWAY(COMPRESSION_ERROR): the decoder refuses everything from now
+//     on ...
+//   }
+// clang-format on
 //
 // Guarantees:
 //  * Memory: the list never holds more than max_header_list_size() (RFC 9113
-//  sizes: name +
-//    value + 32 per field); the size check comes before a field is copied, so a
-//    block that references one 4 KiB entry thousands of times stops adding
-//    fields at the limit (an "HPACK bomb" costs one table lookup per reference
-//    from then on). Besides the list the only scratch is the list's arena tail,
-//    holding at most one literal being decoded
-//    (<= 8/5 of its encoded octets). The dynamic table never exceeds the limit
-//    set with SetMaxTableSizeLimit (2x that in bytes, see dynamic_table.h).
-//  * Validation: every field's name and value are checked (field_validation.h).
-//  A dynamic
-//    table entry remembers its outcome, so referencing it costs no rescan, and
-//    an invalid field still enters the table when sent with incremental
-//    indexing (the encoder's table has it) and fails again in every later block
-//    that references it.
+//    sizes: name + value + 32 per field); the size check comes before a field
+//    is copied, so a block that references one 4 KiB entry thousands of times
+//    stops adding fields at the limit (an "HPACK bomb" costs one table lookup
+//    per reference from then on). Besides the list the only scratch is the
+//    list's arena tail, holding at most one literal being decoded (<= 8/5 of
+//    its encoded octets). The dynamic table never exceeds the limit set with
+//    SetMaxTableSizeLimit (2x that in bytes, see dynamic_table.h).
+//  * Validation: every field's name and value are checked
+//    (field_validation.h). A dynamic table entry remembers its outcome, so
+//    referencing it costs no rescan, and an invalid field still enters the
+//    table when sent with incremental indexing (the encoder's table has it)
+//    and fails again in every later block that references it.
 //  * Table state: on kOk and on every stream error the whole block has been
-//  processed and
-//    the dynamic table matches the peer encoder's. On a connection error it
-//    does not, and the decoder is failed for good.
-//  * Steady state: once `list` and the table have grown to the traffic's size,
-//  decoding
-//    performs no heap allocation.
+//    processed and the dynamic table matches the peer encoder's. On a
+//    connection error it does not, and the decoder is failed for good.
+//  * Steady state: once `list` and the table have grown to the traffic's
+//    size, decoding performs no heap allocation.
 
 #ifndef HPACK_DECODER_H_
 #define HPACK_DECODER_H_
@@ -83,9 +87,9 @@ class Decoder {
   //    (invalid ones included): every field only if the limit was not reached.
   //    The decoder remains usable.
   //  * a connection error (IsConnectionError): the block is corrupt or breaks
-  //  RFC 7541;
-  //    *list holds the fields before the error. The error is sticky: this and
-  //    every later call return it without reading their input.
+  //    RFC 7541; *list holds the fields before the error. The error is
+  //    sticky: this and every later call return it without reading their
+  //    input.
   [[nodiscard]] DecodeError Decode(std::string_view block, HeaderList* list);
 
   // Our SETTINGS_HEADER_TABLE_SIZE changed and the peer acknowledged it. Later

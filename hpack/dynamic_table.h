@@ -172,15 +172,15 @@ class DynamicTable {
 
   std::unique_ptr<char[]> bytes_;
   uint64_t byte_mask_ = 0;  // Ring size - 1; the ring size is a power of two.
-  uint64_t tail_ =
-      0;  // Logical position where the next entry's bytes may start.
+  // Logical position where the next entry's bytes may start.
+  uint64_t tail_ = 0;
 
   std::unique_ptr<Record[]> records_;
   size_t record_mask_ = 0;
   size_t first_ = 0;  // Record slot of the oldest entry.
   size_t count_ = 0;
-  uint32_t next_id_ =
-      0;  // Id of the next inserted entry; oldest id is next_id_ - count_.
+  // Id of the next inserted entry; the oldest entry's id is next_id_ - count_.
+  uint32_t next_id_ = 0;
 
   FieldIndex by_name_;
   FieldIndex by_field_;

@@ -1,36 +1,38 @@
 // hpack::Encoder: RFC 7541 header block encoding.
 //
-// Strategy (the general path; there is no separate fast path):
-//  * A field equal to a static or dynamic table entry is sent as an index (1
-//  octet for the
-//    static table and the 65 newest dynamic entries).
+// Strategy (the general path; the answer cache below only replays its
+// answers):
+//  * A field equal to a static or dynamic table entry is sent as an index
+//    (1 octet for the static table and the 65 newest dynamic entries).
 //  * Sensitive fields are sent as "literal never indexed" (RFC 7541
-//  section 6.2.3), never
-//    entering any table: those the caller marks (HeaderField::sensitive),
-//    `authorization`, `proxy-authorization`, and `cookie` values shorter than
-//    20 octets (short enough to be guessed by compression side channels; RFC
-//    7541 section 7.1.3).
+//    section 6.2.3), never entering any table: those the caller marks
+//    (HeaderField::sensitive), `authorization`, `proxy-authorization`, and
+//    `cookie` values shorter than 20 octets (short enough to be guessed by
+//    compression side channels; RFC 7541 section 7.1.3).
 //  * Every other field is sent as "literal with incremental indexing" so its
-//  next
-//    occurrence is an index: repeated fields (`:path` included) cost one octet
-//    from the second block on. Fields whose entry would take more than 3/4 of
-//    the table are sent without indexing instead, so one huge value does not
-//    flush the whole table.
+//    next occurrence is an index: repeated fields (`:path` included) cost one
+//    octet from the second block on. Fields whose entry would take more than
+//    3/4 of the table are sent without indexing instead, so one huge value
+//    does not flush the whole table.
 //  * Names come from the table when possible (static first: its indexes are
-//  shorter).
+//    shorter).
 //  * Each string is Huffman-coded only when that is strictly shorter: it is
-//  Huffman-coded
-//    straight into the output, bounded to one octet less than the raw length,
-//    and the length prefix is filled in afterwards; when the bound is hit the
-//    raw octets are written instead.
-//  * Lookups hash each name and value once (string_hash.h) and probe the static
-//  table and
-//    the dynamic table's two hash maps; a hit is confirmed by comparing bytes.
-//  * When the peer's SETTINGS_HEADER_TABLE_SIZE changes, the next block starts
-//  with the
-//    table size update(s): the smallest size reached since the previous block
-//    when it is below the current size (RFC 7541 section 4.2), then the final
-//    one.
+//    Huffman-coded straight into the output, bounded to one octet less than
+//    the raw length, and the length prefix is filled in afterwards; when the
+//    bound is hit the raw octets are written instead.
+//  * Lookups hash each name and value once (string_hash.h) and probe the
+//    static table and the dynamic table's two hash maps; a hit is confirmed
+//    by comparing bytes.
+//  * When the peer's SETTINGS_HEADER_TABLE_SIZE changes, the next block
+//    starts with the table size update(s): the smallest size reached since
+//    the previous block when it is below the current size (RFC 7541
+//    section 4.2), then the final one.
+//
+// Answer cache: a field at the same position as in the previous block, with
+// the same bytes as the dynamic entry the general path indexed there, gets
+// that index again without hashing or probing, as long as the table has not
+// changed since (Options::cache_answers; encoder_test's
+// AnswerCacheEqualsTheGeneralPath holds both byte-identical).
 //
 // Output. EncodeBlock() writes the block into a buffer the encoder owns and
 // reuses, and returns a view of it (valid until the next call to a non-const

@@ -139,9 +139,8 @@ inline bool IsValidFieldName(std::string_view name) {
 }
 
 // True if `value` is a valid HTTP/2 field value (see above). The empty value is
-// valid.
-// Values are checked 8 octets per step (overlapping words at the end), names
-// (short) one table lookup per octet.
+// valid. Values are checked 8 octets per step (overlapping words at the end),
+// names (short) one table lookup per octet.
 inline bool IsValidFieldValue(std::string_view value) {
   namespace fv = field_validation_internal;
   const char* p = value.data();

@@ -2,6 +2,7 @@
 // `hpack_tool seeds` (which writes the seed corpus from hpack-test-case
 // stories).
 //
+// clang-format off
 //   octet 0   max header list size: (octet + 1) * 256, so 256 .. 65536
 //   octet 1   SETTINGS_HEADER_TABLE_SIZE acknowledged before the first block:
 //             octet * 64, so 0 .. 16320 (64 gives the default, 4096)
@@ -10,6 +11,7 @@
 //                   of the input)
 //     w >= 0x8000   an acknowledged SETTINGS_HEADER_TABLE_SIZE change to
 //                   (w & 0x7fff)
+// clang-format on
 //
 // Every byte string is a valid input: missing header octets count as 0, and a
 // record cut short is taken as far as it goes, so mutations stay meaningful.

@@ -1,5 +1,5 @@
-// The Huffman code of HPACK string literals (RFC 7541 Section 5.2 and Appendix
-// B).
+// The Huffman code of HPACK string literals (RFC 7541 Section 5.2 and
+// Appendix B).
 //
 // Stateless functions over whole strings: a literal's length is known before
 // its octets are read, so there is nothing to resume. Encoding pads the last
@@ -7,17 +7,20 @@
 // Section 5.2 calls a decoding error: a complete EOS code, padding longer than
 // 7 bits, and padding that is not a prefix of EOS.
 //
+// clang-format off
 //   uint8_t buf[64];
 //   size_t n = hpack::HuffmanEncodeBounded(value, buf, value.size() - 1);
-//   if (n == 0) { /* send `value` as a raw literal: Huffman would not be
-//   shorter */ }
+//   if (n == 0) {
+//     // Send `value` as a raw literal: Huffman would not be shorter.
+//   }
 //
 //   std::string text;
 //   if (hpack::HuffmanDecode(encoded, &text) !=
-//   hpack::HuffmanDecodeStatus::kOk) {
+//       hpack::HuffmanDecodeStatus::kOk) {
 //     // A decoding error (RFC 7541 Section 5.2): COMPRESSION_ERROR, a
-//     connection error.
+//     // connection error.
 //   }
+// clang-format on
 
 #ifndef HPACK_HUFFMAN_HUFFMAN_H_
 #define HPACK_HUFFMAN_HUFFMAN_H_

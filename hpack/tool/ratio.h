@@ -51,8 +51,8 @@ struct RatioRow {
   double min = 0;
   double max = 0;
   double mean = 0;
-  double stddev =
-      0;  // Population standard deviation (divides by the message count).
+  // Population standard deviation (divides by the message count).
+  double stddev = 0;
 };
 
 // Encodes every conversation with a fresh hpack::Encoder per table size (the

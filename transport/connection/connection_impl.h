@@ -2,6 +2,7 @@
 // Internal to the transport; include connection.h instead.
 //
 // The implementation is split by direction, one responsibility per file:
+// clang-format off
 //   connection.cc          the public forwarding, construction, the stream
 //                          table, errors (RST_STREAM / GOAWAY), GOAWAY and
 //                          shutdown, timers, and the end-of-call epilogue;
@@ -9,14 +10,15 @@
 //                          sends, header blocks, RFC 9113 5.1 state rules;
 //   connection_send.cc     submits, the DATA pump (flow control, fairness,
 //                          high-water mark), and the frames we write.
+// clang-format on
 //
 // Re-entrancy. Every public entry point opens a CallScope; when the outermost
 // scope ends, the epilogue (AfterCall) starts pending client streams, pumps
 // queued DATA, delivers deferred OnStreamWritable and OnStreamClosed
-// callbacks, reports OnDrained,
-// and frees closed streams. Streams closed during a call are unlinked from the
-// table at once but freed only in the epilogue, so a Stream* held across a
-// listener callback stays valid (check `state == kClosed`).
+// callbacks, reports OnDrained, and frees closed streams. Streams closed
+// during a call are unlinked from the table at once but freed only in the
+// epilogue, so a Stream* held across a listener callback stays valid (check
+// `state == kClosed`).
 
 #ifndef TRANSPORT_CONNECTION_IMPL_H_
 #define TRANSPORT_CONNECTION_IMPL_H_

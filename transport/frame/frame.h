@@ -53,14 +53,18 @@ inline constexpr uint8_t kLastKnownFrameType = 0x9;
 // "DATA", "HEADERS", ..., "CONTINUATION"; "UNKNOWN" for other values.
 const char* FrameTypeName(uint8_t type);
 
-// Flags (RFC 9113 section 6). Flags a frame type does not define are ignored on
-// receipt.
-inline constexpr uint8_t kFlagEndStream = 0x01;  // DATA, HEADERS
-inline constexpr uint8_t kFlagAck = 0x01;        // SETTINGS, PING
-inline constexpr uint8_t kFlagEndHeaders =
-    0x04;  // HEADERS, PUSH_PROMISE, CONTINUATION
-inline constexpr uint8_t kFlagPadded = 0x08;    // DATA, HEADERS, PUSH_PROMISE
-inline constexpr uint8_t kFlagPriority = 0x20;  // HEADERS
+// Flags (RFC 9113 section 6), and the frame types that define them. Flags a
+// frame type does not define are ignored on receipt.
+//   END_STREAM   DATA, HEADERS
+//   ACK          SETTINGS, PING
+//   END_HEADERS  HEADERS, PUSH_PROMISE, CONTINUATION
+//   PADDED       DATA, HEADERS, PUSH_PROMISE
+//   PRIORITY     HEADERS
+inline constexpr uint8_t kFlagEndStream = 0x01;
+inline constexpr uint8_t kFlagAck = 0x01;
+inline constexpr uint8_t kFlagEndHeaders = 0x04;
+inline constexpr uint8_t kFlagPadded = 0x08;
+inline constexpr uint8_t kFlagPriority = 0x20;
 
 struct FrameHeader {
   uint32_t length = 0;  // 24 bits: payload octets, padding included.
@@ -82,9 +86,9 @@ struct FrameHeader {
 std::ostream& operator<<(std::ostream& os, const FrameHeader& h);
 
 // Parses the 9 octets at `p`. Two definitions of one function, held equal by
-// tests: the general one reads octet by octet; the fast one (used when all 9
-// octets are in one buffer) does one 64-bit big-endian load for octets 0-7 and
-// shifts, plus octet 8.
+// frame_test: the general one reads octet by octet; the fast one (used when all
+// 9 octets are in one buffer) does one 64-bit big-endian load for octets 0-7
+// and shifts, plus octet 8.
 inline FrameHeader ParseFrameHeader(const uint8_t* p) {
   FrameHeader h;
   h.length = (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2];
@@ -120,8 +124,8 @@ inline void SerializeFrameHeader(const FrameHeader& h, uint8_t* out) {
 struct PriorityFields {
   uint32_t stream_dependency = 0;  // 31 bits.
   bool exclusive = false;
-  uint8_t weight =
-      15;  // As on the wire: the weight minus one (15 is the default 16).
+  // As on the wire: the weight minus one (15 is the default, 16).
+  uint8_t weight = 15;
 
   friend bool operator==(const PriorityFields& a, const PriorityFields& b) {
     return a.stream_dependency == b.stream_dependency &&

@@ -1,12 +1,14 @@
 // FrameDecoder: an incremental RFC 9113 frame decoder. Bytes go in as Slices of
 // any size, split anywhere; frames come out as FrameListener callbacks.
 //
+// clang-format off
 //   class MyConnection : public transport::FrameListener { ... };
 //   transport::FrameDecoder::Options options;
 //   options.expect_client_preface = true;  // server side
 //   transport::FrameDecoder decoder(&connection, options);
 //   transport::Http2Error e = decoder.Decode(slice_just_read);
 //   if (!e.ok()) ... GOAWAY(e.code(), e.message()), close ...
+// clang-format on
 //
 // What it checks: the client preface (server side), the frame size limit (our
 // SETTINGS_MAX_FRAME_SIZE), and the per-frame rules of RFC 9113 section 6
@@ -32,18 +34,15 @@
 // listener's.
 //
 // Fast paths, each an answer-for-answer cache of the general path
-// (frame_decoder_test holds them equal by decoding frame sequences split at
-// every offset and at random):
+// (frame_decoder_split_test holds them equal by decoding frame sequences split
+// at every offset and at random):
 //  * the 9-octet header is parsed with one 64-bit load when it lies in one
-//  input
-//    (ParseFrameHeaderFast) instead of being assembled octet by octet;
-//  * a frame whose header and payload lie in one input is handled in place (no
-//  state
-//    machine steps, no scratch copy);
+//    input (ParseFrameHeaderFast) instead of being assembled octet by octet;
+//  * a frame whose header and payload lie in one input is handled in place
+//    (no state machine steps, no scratch copy);
 //  * the client preface is compared as three 64-bit words when it lies in one
-//  input
-//    (the general path compares octet by octet and fails at the first wrong
-//    one).
+//    input (the general path compares octet by octet and fails at the first
+//    wrong one).
 //
 // Errors (FrameDecodeError below names each rule): a connection error is
 // returned by Decode and is sticky: every later Decode returns it without
@@ -115,8 +114,8 @@ enum class FrameDecodeError : uint8_t {
   // The code the listener passed to FrameDecoder::Stop.
   kStoppedByListener,
 
-  // ---- Stream errors (OnStreamError; the frame is dropped, decoding goes on)
-  // ---- FRAME_SIZE_ERROR: PRIORITY length other than 5 (6.3).
+  // ---- Stream errors (OnStreamError; dropped, decoding goes on) ----
+  // FRAME_SIZE_ERROR: PRIORITY length other than 5 (6.3).
   kBadPriorityLength,
   // PROTOCOL_ERROR: PRIORITY depending on its own stream (5.3.1).
   kPrioritySelfDependency,
@@ -139,30 +138,30 @@ Http2Error MakeFrameDecodeError(FrameDecodeError error, uint32_t stream_id = 0);
 
 // Receives the frames. Callback order, per frame, in wire order:
 //
-//   OnFrameHeader(header)   once the 9-octet header has passed the frame-level
-//   checks
-//                           (size, stream id zero/non-zero, fixed lengths,
-//                           CONTINUATION sequence), before any octet of the
-//                           payload is looked at;
+// clang-format off
+//   OnFrameHeader(header)  once the 9-octet header has passed the frame-level
+//                          checks (size, stream id zero/non-zero, fixed
+//                          lengths, CONTINUATION sequence), before any octet
+//                          of the payload is looked at;
 //   then, by type, when the frame is complete unless noted:
-//   DATA           OnDataStart(header) as soon as the pad length octet (if any)
-//   has
-//                  been read and checked, then OnData(stream, piece) zero or
-//                  more times as payload arrives (never an empty piece;
-//                  concatenated they are the payload without padding), then
-//                  OnDataEnd(stream, end_stream) once the last octet of the
-//                  frame (padding included) has been read;
+//   DATA           OnDataStart(header) as soon as the pad length octet (if
+//                  any) has been read and checked, then OnData(stream, piece)
+//                  zero or more times as payload arrives (never an empty
+//                  piece; concatenated they are the payload without padding),
+//                  then OnDataEnd(stream, end_stream) once the last octet of
+//                  the frame (padding included) has been read;
 //   HEADERS        OnHeaders(header, priority, fragment)
-//   PRIORITY       OnPriority(stream, priority)        or OnStreamError
+//   PRIORITY       OnPriority(stream, priority)       or OnStreamError
 //   RST_STREAM     OnRstStream(stream, code)
-//   SETTINGS       OnSettings(settings) or OnSettingsAck()
+//   SETTINGS       OnSettings(settings)               or OnSettingsAck()
 //   PUSH_PROMISE   OnPushPromise(header, promised_stream, fragment)
 //   PING           OnPing(opaque_data, ack)
 //   GOAWAY         OnGoAway(last_stream, code, debug_data)
-//   WINDOW_UPDATE  OnWindowUpdate(stream, increment)   or OnStreamError
+//   WINDOW_UPDATE  OnWindowUpdate(stream, increment)  or OnStreamError
 //   CONTINUATION   OnContinuation(header, fragment)
 //   unknown type   OnUnknownFrame(header), right after OnFrameHeader; payload
-//   skipped.
+//                  skipped.
+// clang-format on
 //
 // A frame that breaks a header-level rule gets no callback at all; one whose
 // payload breaks a rule (padding, a setting value, a zero connection window

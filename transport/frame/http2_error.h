@@ -2,10 +2,15 @@
 // when it is made whether it ends a stream (RST_STREAM) or the whole connection
 // (GOAWAY).
 //
-//   Http2Error e = Http2Error::Stream(5, Http2ErrorCode::kProtocolError,
-//   "why"); if (e.is_stream_error()) ... reset stream e.stream_id() with
-//   e.code() ... else if (e.is_connection_error()) ... GOAWAY(e.code(),
-//   e.message()) and close ...
+// clang-format off
+//   Http2Error e =
+//       Http2Error::Stream(5, Http2ErrorCode::kProtocolError, "why");
+//   if (e.is_stream_error()) {
+//     ... RST_STREAM on e.stream_id() with e.code() ...
+//   } else if (e.is_connection_error()) {
+//     ... GOAWAY(e.code(), e.message()) and close ...
+//   }
+// clang-format on
 //
 // An Http2Error in the ok state carries nothing; making and copying one costs a
 // few stores (the message is an empty std::string).
@@ -55,9 +60,12 @@ constexpr bool IsKnownHttp2ErrorCode(Http2ErrorCode code) {
 class [[nodiscard]] Http2Error {
  public:
   enum class Scope : uint8_t {
-    kOk,      // No error.
-    kStream,  // Ends one stream (RFC 9113 section 5.4.2): RST_STREAM, go on.
-    kConnection,  // Ends the connection (RFC 9113 section 5.4.1): GOAWAY.
+    // No error.
+    kOk,
+    // Ends one stream (RFC 9113 section 5.4.2): RST_STREAM, then go on.
+    kStream,
+    // Ends the connection (RFC 9113 section 5.4.1): GOAWAY.
+    kConnection,
   };
 
   // No error.

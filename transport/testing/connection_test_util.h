@@ -201,9 +201,9 @@ class RecordingListener : public ConnectionListener {
 ConnectionOptions ServerOptions();
 ConnectionOptions ClientOptions();
 // Small windows (1000 octets, connection 3000, receive buffer limit 2000),
-// 3 concurrent streams, header
-// lists of 2000 octets and every flood limit low: fuzzers reach the limits
-// with short inputs (connection_fuzzer, rpc/fuzz).
+// 3 concurrent streams, header lists of 2000 octets and every flood limit
+// low: fuzzers reach the limits with short inputs (connection_fuzzer,
+// rpc/fuzz).
 ConnectionOptions SmallLimitsOptions(Role role);
 
 // Moves bytes both ways between two Connections until neither has output (at
