@@ -7,8 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
-#include "absl/strings/string_view.h"
 #include "benchmark/benchmark.h"
 #include "transport/testing/test_certs.h"
 #include "transport/tls/tls.h"
@@ -24,7 +24,7 @@ using transport::TlsVersion;
 
 // Moves what `from` has for the network into `to`.
 void Shuttle(TlsSession* from, TlsSession* to) {
-  for (absl::string_view out = from->PendingOutput(); !out.empty();
+  for (std::string_view out = from->PendingOutput(); !out.empty();
        out = from->PendingOutput()) {
     const size_t n = to->FeedCiphertext(out);
     from->ConsumeOutput(n);

@@ -36,13 +36,13 @@ void DrainLoop(transport::EventLoop* loop, absl::FunctionRef<bool()> more) {
 }
 
 bool SplitInput(const uint8_t* data, size_t size, uint8_t* mode,
-                std::vector<absl::string_view>* pieces) {
+                std::vector<std::string_view>* pieces) {
   if (size < 5) return false;
   *mode = data[0];
   const uint32_t seed = (uint32_t{data[1]} << 24) | (uint32_t{data[2]} << 16) |
                         (uint32_t{data[3]} << 8) | data[4];
-  const absl::string_view bytes(reinterpret_cast<const char*>(data) + 5,
-                                size - 5);
+  const std::string_view bytes(reinterpret_cast<const char*>(data) + 5,
+                               size - 5);
   std::mt19937 rng(seed);
   std::vector<size_t> splits(rng() % 9);
   for (size_t& s : splits) s = rng() % (bytes.size() + 1);
@@ -58,11 +58,11 @@ bool SplitInput(const uint8_t* data, size_t size, uint8_t* mode,
 }
 
 void FeedPieces(transport::EventLoop* loop, transport::MemoryEndpoint* peer,
-                const std::vector<absl::string_view>& pieces, bool slow_reader,
+                const std::vector<std::string_view>& pieces, bool slow_reader,
                 absl::FunctionRef<void()> drain) {
   if (slow_reader) peer->set_write_capacity(4 << 10);
   int n = 0;
-  for (absl::string_view piece : pieces) {
+  for (std::string_view piece : pieces) {
     peer->Deliver(piece);
     loop->AdvanceClock(absl::Milliseconds(1));
     drain();

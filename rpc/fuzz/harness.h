@@ -57,7 +57,7 @@ void DrainLoop(transport::EventLoop* loop, absl::FunctionRef<bool()> more);
 // the split of the rest into at most 9 pieces, fed one by one with 1 ms of
 // the manual clock between them. False when `size` < 5.
 bool SplitInput(const uint8_t* data, size_t size, uint8_t* mode,
-                std::vector<absl::string_view>* pieces);
+                std::vector<std::string_view>* pieces);
 
 // Feeds `pieces` to the harness behind `peer`'s endpoint, one by one: after
 // each, 1 ms on the manual clock and `drain()`, then what the harness wrote is
@@ -65,7 +65,7 @@ bool SplitInput(const uint8_t* data, size_t size, uint8_t* mode,
 // after every fourth piece only; at the end the room is unlimited again.
 // Aborts when more than 64 MiB piles up (the fuzzers' answers are bounded).
 void FeedPieces(transport::EventLoop* loop, transport::MemoryEndpoint* peer,
-                const std::vector<absl::string_view>& pieces, bool slow_reader,
+                const std::vector<std::string_view>& pieces, bool slow_reader,
                 absl::FunctionRef<void()> drain);
 
 // rpc.test.EchoService for fuzzing: every answer is bounded (at most

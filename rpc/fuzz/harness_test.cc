@@ -98,7 +98,7 @@ TEST(HarnessTest, SeedsReplayToTheEnd) {
         transport::MemoryEndpoint* peer = endpoint.get();
         ServerHarness server(loop->get(), std::move(endpoint), server_options);
         server.Start();
-        peer->Deliver(absl::string_view(to_server).substr(5));
+        peer->Deliver(std::string_view(to_server).substr(5));
         server.Drain();
         EXPECT_EQ(server.handlers_run(), seed.calls);
       }
@@ -107,7 +107,7 @@ TEST(HarnessTest, SeedsReplayToTheEnd) {
         transport::MemoryEndpoint* peer = endpoint.get();
         ClientHarness client(loop->get(), std::move(endpoint), client_options);
         client.Start();
-        peer->Deliver(absl::string_view(to_client).substr(5));
+        peer->Deliver(std::string_view(to_client).substr(5));
         client.Drain();
         const bool has_open_call =
             !seed.only.has_value() || *seed.only == RpcType::kBidiStreaming;

@@ -14,9 +14,9 @@
 // client's end of stream.
 #include <cstdint>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "rpc/fuzz/harness.h"
 #include "transport/io/event_loop.h"
@@ -24,7 +24,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t mode;
-  std::vector<absl::string_view> pieces;
+  std::vector<std::string_view> pieces;
   if (!rpc::fuzz::SplitInput(data, size, &mode, &pieces)) return 0;
   rpc::fuzz::ServerHarnessOptions options;
   options.default_encoding = static_cast<rpc::compression::Encoding>(mode & 3);

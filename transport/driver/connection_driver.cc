@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/types/span.h"
+#include "transport/io/absl_view.h"
 
 namespace transport {
 
@@ -18,7 +19,7 @@ ConnectionDriver::ConnectionDriver(std::unique_ptr<Endpoint> endpoint,
       owner_(owner),
       options_(options),
       self_(std::make_shared<ConnectionDriver*>(this)),
-      iovecs_(new absl::string_view[std::max<size_t>(options.max_iovecs, 1)]) {
+      iovecs_(new std::string_view[std::max<size_t>(options.max_iovecs, 1)]) {
   connection_ =
       std::make_unique<Connection>(connection_options, listener_, NowNs());
 }
@@ -69,9 +70,7 @@ void ConnectionDriver::Abort(absl::Status status) {
     // accepted (those above it never ran: the client may retry them) and
     // why, before it closes. Best effort: what the socket takes now.
     state_ = State::kLingering;  // No flush or timer from here on.
-    const absl::string_view reason = status.message();
-    connection_->GoAway(Http2ErrorCode::kNoError,
-                        std::string_view(reason.data(), reason.size()));
+    connection_->GoAway(Http2ErrorCode::kNoError, ToStd(status.message()));
     linger = WriteOutputNow();
     if (state_ == State::kClosed) return;  // A listener aborted.
   }
@@ -91,7 +90,7 @@ size_t ConnectionDriver::FillIovecs(size_t* offered) {
   for (size_t i = 0; i < n; ++i) {
     const Slice& s = out.slice(i);
     iovecs_[i] =
-        absl::string_view(reinterpret_cast<const char*>(s.data()), s.size());
+        std::string_view(reinterpret_cast<const char*>(s.data()), s.size());
     *offered += s.size();
   }
   return n;
@@ -105,8 +104,8 @@ bool ConnectionDriver::WriteOutputNow() {
     }
     size_t offered = 0;
     const size_t n = FillIovecs(&offered);
-    const IoResult r = endpoint_->Writev(
-        absl::Span<const absl::string_view>(iovecs_.get(), n));
+    const IoResult r =
+        endpoint_->Writev(absl::Span<const std::string_view>(iovecs_.get(), n));
     ++writev_calls_;
     if (r.outcome == IoOutcome::kError || r.bytes == 0) return false;
     bytes_written_ += r.bytes;
@@ -195,8 +194,8 @@ void ConnectionDriver::Flush() {
   while (connection_->WantsWrite()) {
     size_t offered = 0;
     const size_t n = FillIovecs(&offered);
-    const IoResult r = endpoint_->Writev(
-        absl::Span<const absl::string_view>(iovecs_.get(), n));
+    const IoResult r =
+        endpoint_->Writev(absl::Span<const std::string_view>(iovecs_.get(), n));
     ++writev_calls_;
     if (r.outcome == IoOutcome::kError) {
       Abort(r.status);

@@ -39,9 +39,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "transport/connection/connection.h"
 #include "transport/io/endpoint.h"
@@ -186,7 +186,7 @@ class ConnectionDriver {
   EventLoop::TimerId timer_ = EventLoop::kInvalidTimer;
   int64_t timer_deadline_ = kNoDeadline;
   EventLoop::TimerId linger_timer_ = EventLoop::kInvalidTimer;
-  std::unique_ptr<absl::string_view[]> iovecs_;
+  std::unique_ptr<std::string_view[]> iovecs_;
 
   uint64_t bytes_written_ = 0;
   uint64_t bytes_read_ = 0;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "transport/io/absl_view.h"
 #include "transport/io/tcp.h"
 #include "transport/tls/tls_endpoint.h"
 
@@ -162,9 +163,7 @@ void Http2Client::Fetch(std::string_view method, std::string_view path,
     pending->response.headers = h;
     if (h.size() > 0 && h[0].name == ":status") {
       int status = 0;
-      if (absl::SimpleAtoi(
-              absl::string_view(h[0].value.data(), h[0].value.size()),
-              &status)) {
+      if (absl::SimpleAtoi(ToAbsl(h[0].value), &status)) {
         pending->response.status = status;
       }
     }
@@ -280,9 +279,8 @@ void Http2Client::OnStreamWritable(uint32_t stream_id) {
 void Http2Client::OnGoAway(uint32_t /*last_stream_id*/, Http2ErrorCode code,
                            std::string_view debug_data) {
   if (code != Http2ErrorCode::kNoError && connection_error_.ok()) {
-    connection_error_ = absl::UnavailableError(
-        absl::StrCat("GOAWAY ", Http2ErrorCodeName(code), ": ",
-                     absl::string_view(debug_data.data(), debug_data.size())));
+    connection_error_ = absl::UnavailableError(absl::StrCat(
+        "GOAWAY ", Http2ErrorCodeName(code), ": ", ToAbsl(debug_data)));
   }
 }
 

@@ -23,6 +23,7 @@
 #include "transport/http/blocking_http2_client.h"
 #include "transport/http/http2_client.h"
 #include "transport/http/http2_server.h"
+#include "transport/io/absl_view.h"
 #include "transport/testing/test_certs.h"
 #include "transport/tls/tls.h"
 
@@ -47,8 +48,7 @@ class TestHandler : public Http2Handler {
     const std::string_view path = stream->path();
     if (path.substr(0, 7) == "/bytes/") {
       size_t n = 0;
-      if (!absl::SimpleAtoi(absl::string_view(path.data() + 7, path.size() - 7),
-                            &n)) {
+      if (!absl::SimpleAtoi(ToAbsl(path.substr(7)), &n)) {
         n = 0;
       }
       const hpack::HeaderField h[] = {{":status", "200"}};

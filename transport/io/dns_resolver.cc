@@ -16,12 +16,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "transport/io/absl_view.h"
 
 namespace transport {
 namespace {
 
 // "localhost", "LocalHost.", "api.localhost": RFC 6761's localhost names.
-bool IsLocalhostName(absl::string_view host) {
+bool IsLocalhostName(std::string_view name) {
+  absl::string_view host = ToAbsl(name);
   if (absl::EndsWith(host, ".")) host.remove_suffix(1);
   return absl::EqualsIgnoreCase(host, "localhost") ||
          absl::EndsWithIgnoreCase(host, ".localhost");
@@ -42,22 +45,22 @@ int LibraryInit() {
 }
 
 // "ip", "ip:port", "[v6]", "[v6]:port" (port 53 when omitted).
-absl::StatusOr<SocketAddress> ParseServer(absl::string_view server) {
+absl::StatusOr<SocketAddress> ParseServer(std::string_view server) {
   absl::StatusOr<SocketAddress> address = SocketAddress::Parse(server, 53);
   if (!address.ok()) address = SocketAddress::ParseHostPort(server);
   if (!address.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "bad DNS server '", server, "': ", address.status().message()));
+        "bad DNS server '", ToAbsl(server), "': ", address.status().message()));
   }
   if (address->port() == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("bad DNS server '", server, "': port 0"));
+        absl::StrCat("bad DNS server '", ToAbsl(server), "': port 0"));
   }
   return address;
 }
 
-absl::Status LookupError(absl::string_view host, int ares_status) {
-  return absl::UnavailableError(absl::StrCat("DNS resolution failed for ", host,
+absl::Status LookupError(std::string_view host, int ares_status) {
+  return absl::UnavailableError(absl::StrCat("DNS resolution failed for ", ToAbsl(host),
                                              ": ", ares_strerror(ares_status)));
 }
 
@@ -69,7 +72,7 @@ class DnsResolver::Impl {
   ~Impl();
 
   absl::Status Init(const DnsResolverOptions& options);
-  void Resolve(absl::string_view host, uint16_t port, Callback done);
+  void Resolve(std::string_view host, uint16_t port, Callback done);
   size_t pending() const { return queries_.size(); }
 
  private:
@@ -196,7 +199,7 @@ DnsResolver::Impl::~Impl() {
   queries_.clear();  // their callbacks are destroyed uncalled
 }
 
-void DnsResolver::Impl::Resolve(absl::string_view host, uint16_t port,
+void DnsResolver::Impl::Resolve(std::string_view host, uint16_t port,
                                 Callback done) {
   auto owned = std::make_unique<Query>();
   Query* query = owned.get();
@@ -394,8 +397,7 @@ DnsResolver::DnsResolver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 DnsResolver::~DnsResolver() = default;
 
-void DnsResolver::Resolve(absl::string_view host, uint16_t port,
-                          Callback done) {
+void DnsResolver::Resolve(std::string_view host, uint16_t port, Callback done) {
   impl_->Resolve(host, port, std::move(done));
 }
 

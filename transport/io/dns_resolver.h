@@ -28,11 +28,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "transport/io/event_loop.h"
 #include "transport/io/socket.h"
@@ -69,7 +69,7 @@ class DnsResolver {
 
   // Looks up A and AAAA records of `host` together; `done` runs once, on the
   // loop thread, in a later callback.
-  void Resolve(absl::string_view host, uint16_t port, Callback done);
+  void Resolve(std::string_view host, uint16_t port, Callback done);
   // Lookups started and not yet answered.
   size_t pending() const;
 

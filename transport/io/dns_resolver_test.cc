@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,7 +65,7 @@ class DnsResolverTest : public ::testing::Test {
 
   // Resolves and runs the loop (bounded) until the answer; checks that the
   // callback did not run inside Resolve.
-  absl::StatusOr<Addresses> ResolveSync(absl::string_view host,
+  absl::StatusOr<Addresses> ResolveSync(std::string_view host,
                                         uint16_t port = kPort) {
     absl::StatusOr<Addresses> result =
         absl::UnknownError("resolve callback never ran");

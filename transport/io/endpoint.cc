@@ -4,7 +4,7 @@
 
 namespace transport {
 
-absl::string_view IoOutcomeName(IoOutcome outcome) {
+std::string_view IoOutcomeName(IoOutcome outcome) {
   switch (outcome) {
     case IoOutcome::kOk:
       return "ok";

@@ -29,10 +29,10 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "transport/io/socket.h"
 
@@ -48,7 +48,7 @@ enum class IoOutcome {
   kError,       // fatal and sticky: `status` says why; only Close() remains
 };
 
-absl::string_view IoOutcomeName(IoOutcome outcome);
+std::string_view IoOutcomeName(IoOutcome outcome);
 
 struct IoResult {
   IoOutcome outcome = IoOutcome::kOk;
@@ -85,9 +85,9 @@ class Endpoint {
 
   // Writes the buffers in order as far as possible (see the header comment).
   // kOk with the count taken (0..total), or kError.
-  virtual IoResult Writev(absl::Span<const absl::string_view> buffers) = 0;
-  IoResult Write(absl::string_view data) {
-    return Writev(absl::Span<const absl::string_view>(&data, 1));
+  virtual IoResult Writev(absl::Span<const std::string_view> buffers) = 0;
+  IoResult Write(std::string_view data) {
+    return Writev(absl::Span<const std::string_view>(&data, 1));
   }
 
   // Ends our direction once everything taken so far is sent (TCP FIN; TLS:

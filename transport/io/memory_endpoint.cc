@@ -55,7 +55,7 @@ IoResult MemoryEndpoint::Read(absl::Span<char> buffer) {
   return IoResult::Ok(n);
 }
 
-IoResult MemoryEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
+IoResult MemoryEndpoint::Writev(absl::Span<const std::string_view> buffers) {
   if (closed_ || write_shut_down_) {
     return IoResult::Error(absl::FailedPreconditionError("write side closed"));
   }
@@ -63,8 +63,8 @@ IoResult MemoryEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
   size_t room =
       write_capacity_ > outstanding ? write_capacity_ - outstanding : 0;
   size_t n = 0;
-  for (absl::string_view b : buffers) {
-    const absl::string_view taken = b.substr(0, room);
+  for (std::string_view b : buffers) {
+    const std::string_view taken = b.substr(0, room);
     written_.append(taken.data(), taken.size());
     if (peer_ != nullptr) peer_->Deliver(taken);
     n += taken.size();
@@ -96,7 +96,7 @@ void MemoryEndpoint::Close() {
   }
 }
 
-void MemoryEndpoint::Deliver(absl::string_view bytes) {
+void MemoryEndpoint::Deliver(std::string_view bytes) {
   if (closed_ || input_eof_ || bytes.empty()) return;
   input_.append(bytes.data(), bytes.size());
   ScheduleReadable();

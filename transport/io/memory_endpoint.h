@@ -30,9 +30,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "transport/io/endpoint.h"
 #include "transport/io/event_loop.h"
@@ -55,14 +55,14 @@ class MemoryEndpoint final : public Endpoint {
   const SocketAddress& peer_address() const override { return peer_address_; }
   const SocketAddress& local_address() const override { return local_address_; }
   IoResult Read(absl::Span<char> buffer) override;
-  IoResult Writev(absl::Span<const absl::string_view> buffers) override;
+  IoResult Writev(absl::Span<const std::string_view> buffers) override;
   void ShutdownWrite() override;
   void Close() override;
 
   // ---- The peer's side ----
   // Bytes for Read (after what was delivered before); on_readable follows.
   // Ignored after DeliverEof or Close.
-  void Deliver(absl::string_view bytes);
+  void Deliver(std::string_view bytes);
   // Read returns end of stream once the delivered bytes are read.
   void DeliverEof();
   // What Writev took so far (since the last TakeWritten).

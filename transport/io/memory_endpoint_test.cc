@@ -1,6 +1,7 @@
 #include "transport/io/memory_endpoint.h"
 
 #include <string>
+#include <string_view>
 
 #include "gtest/gtest.h"
 #include "transport/io/event_loop.h"
@@ -21,7 +22,7 @@ TEST(MemoryEndpointTest, PairCarriesBytesBothWaysAndRecordsThem) {
   int b_readable = 0;
   b->SetCallbacks([&] { ++b_readable; }, nullptr);
   ASSERT_TRUE(a->Write("hello ").ok());
-  const absl::string_view parts[] = {"wor", "ld"};
+  const std::string_view parts[] = {"wor", "ld"};
   ASSERT_EQ(a->Writev(parts).bytes, 5u);
   // Not from inside the writer's call: at the end of the loop iteration.
   EXPECT_EQ(b_readable, 0);
@@ -81,7 +82,7 @@ TEST(MemoryEndpointTest, WriteCapacityGivesShortWritesAndOnWritable) {
   int writable = 0;
   e->SetCallbacks(nullptr, [&] { ++writable; });
   e->set_write_capacity(4);
-  const absl::string_view parts[] = {"ab", "cdef"};
+  const std::string_view parts[] = {"ab", "cdef"};
   EXPECT_EQ(e->Writev(parts).bytes, 4u);
   EXPECT_EQ(e->Write("gh").bytes, 0u);
   (*loop)->RunOnce(absl::ZeroDuration());

@@ -10,11 +10,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string_view>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "transport/io/absl_view.h"
 
 namespace transport {
 namespace {
@@ -23,9 +23,9 @@ constexpr size_t kSunPathOffset = offsetof(sockaddr_un, sun_path);
 constexpr size_t kSunPathSize = sizeof(sockaddr_un::sun_path);
 
 // The path of a unix address: up to the first NUL, empty for an unnamed one.
-absl::string_view UnixPath(const sockaddr_storage& storage) {
+std::string_view UnixPath(const sockaddr_storage& storage) {
   const auto* un = reinterpret_cast<const sockaddr_un*>(&storage);
-  return absl::string_view(un->sun_path, strnlen(un->sun_path, kSunPathSize));
+  return std::string_view(un->sun_path, strnlen(un->sun_path, kSunPathSize));
 }
 
 }  // namespace
@@ -38,7 +38,7 @@ void ScopedFd::reset(int fd) {
   fd_ = fd;
 }
 
-absl::StatusOr<SocketAddress> SocketAddress::Parse(absl::string_view host,
+absl::StatusOr<SocketAddress> SocketAddress::Parse(std::string_view host,
                                                    uint16_t port) {
   if (host == "localhost") return Loopback(AF_INET, port);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -48,7 +48,7 @@ absl::StatusOr<SocketAddress> SocketAddress::Parse(absl::string_view host,
   char buf[INET6_ADDRSTRLEN + 1];
   if (host.empty() || host.size() >= sizeof(buf)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("not a numeric IP address: '", host, "'"));
+        absl::StrCat("not a numeric IP address: '", ToAbsl(host), "'"));
   }
   memcpy(buf, host.data(), host.size());
   buf[host.size()] = '\0';
@@ -67,26 +67,27 @@ absl::StatusOr<SocketAddress> SocketAddress::Parse(absl::string_view host,
     return a;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("not a numeric IP address: '", host, "'"));
+      absl::StrCat("not a numeric IP address: '", ToAbsl(host), "'"));
 }
 
 absl::StatusOr<SocketAddress> SocketAddress::ParseHostPort(
-    absl::string_view host_port) {
+    std::string_view host_port) {
   const size_t colon = host_port.rfind(':');
-  if (colon == absl::string_view::npos) {
+  if (colon == std::string_view::npos) {
     return absl::InvalidArgumentError(
-        absl::StrCat("expected host:port, got '", host_port, "'"));
+        absl::StrCat("expected host:port, got '", ToAbsl(host_port), "'"));
   }
-  absl::string_view host = host_port.substr(0, colon);
+  std::string_view host = host_port.substr(0, colon);
   // An unbracketed IPv6 address ("::1") has colons in the host part.
-  if (host.find(':') != absl::string_view::npos && host.front() != '[') {
+  if (host.find(':') != std::string_view::npos && host.front() != '[') {
     return absl::InvalidArgumentError(absl::StrCat(
-        "IPv6 host must be bracketed as [addr]:port: '", host_port, "'"));
+        "IPv6 host must be bracketed as [addr]:port: '", ToAbsl(host_port),
+        "'"));
   }
   uint32_t port;
-  if (!absl::SimpleAtoi(host_port.substr(colon + 1), &port) || port > 65535) {
+  if (!absl::SimpleAtoi(ToAbsl(host_port.substr(colon + 1)), &port) || port > 65535) {
     return absl::InvalidArgumentError(
-        absl::StrCat("bad port in '", host_port, "'"));
+        absl::StrCat("bad port in '", ToAbsl(host_port), "'"));
   }
   return Parse(host, static_cast<uint16_t>(port));
 }
@@ -123,18 +124,18 @@ SocketAddress SocketAddress::Any(int family, uint16_t port) {
   return a;
 }
 
-absl::StatusOr<SocketAddress> SocketAddress::Unix(absl::string_view path) {
+absl::StatusOr<SocketAddress> SocketAddress::Unix(std::string_view path) {
   if (path.empty()) {
     return absl::InvalidArgumentError("empty unix socket path");
   }
-  if (path.find('\0') != absl::string_view::npos) {
+  if (path.find('\0') != std::string_view::npos) {
     return absl::InvalidArgumentError("unix socket path contains a NUL");
   }
   // sun_path needs the terminating NUL too.
   if (path.size() >= kSunPathSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("unix socket path longer than ", kSunPathSize - 1,
-                     " bytes: '", path, "'"));
+                     " bytes: '", ToAbsl(path), "'"));
   }
   SocketAddress a;
   auto* un = reinterpret_cast<sockaddr_un*>(&a.storage_);
@@ -144,13 +145,15 @@ absl::StatusOr<SocketAddress> SocketAddress::Unix(absl::string_view path) {
 }
 
 absl::StatusOr<SocketAddress> SocketAddress::ParseUnix(
-    absl::string_view target) {
-  if (!absl::ConsumePrefix(&target, "unix:")) {
+    std::string_view target) {
+  constexpr std::string_view kScheme = "unix:";
+  if (target.substr(0, kScheme.size()) != kScheme) {
     return absl::InvalidArgumentError(
-        absl::StrCat("expected unix:path, got '", target, "'"));
+        absl::StrCat("expected unix:path, got '", ToAbsl(target), "'"));
   }
+  target.remove_prefix(kScheme.size());
   // "unix:///abs" is the URI form of "unix:/abs".
-  if (absl::StartsWith(target, "//")) target.remove_prefix(2);
+  if (target.substr(0, 2) == "//") target.remove_prefix(2);
   return Unix(target);
 }
 
@@ -261,7 +264,7 @@ std::string SocketAddress::ToString() const {
     case AF_INET6:
       return absl::StrCat("[", HostString(), "]:", port());
     case AF_UNIX:
-      return absl::StrCat("unix:", UnixPath(storage_));
+      return absl::StrCat("unix:", ToAbsl(UnixPath(storage_)));
     default:
       return "(none)";
   }

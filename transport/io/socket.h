@@ -13,10 +13,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 
 namespace transport {
 
@@ -64,11 +64,11 @@ class SocketAddress {
   // A numeric IPv4 ("127.0.0.1") or IPv6 ("::1", "[::1]") host, or
   // "localhost" (127.0.0.1). Never resolves names: DNS is asynchronous and
   // lives elsewhere. Errors: InvalidArgument.
-  static absl::StatusOr<SocketAddress> Parse(absl::string_view host,
+  static absl::StatusOr<SocketAddress> Parse(std::string_view host,
                                              uint16_t port);
   // "host:port" with the host as for Parse ("[::1]:443", "127.0.0.1:0").
   static absl::StatusOr<SocketAddress> ParseHostPort(
-      absl::string_view host_port);
+      std::string_view host_port);
   // 127.0.0.1 or ::1.
   static SocketAddress Loopback(int family, uint16_t port);
   // 0.0.0.0 or :: (all interfaces).
@@ -76,10 +76,10 @@ class SocketAddress {
   // A unix domain socket path (relative or absolute). Errors:
   // InvalidArgument when empty, containing a NUL, or longer than sun_path
   // allows (107 bytes).
-  static absl::StatusOr<SocketAddress> Unix(absl::string_view path);
+  static absl::StatusOr<SocketAddress> Unix(std::string_view path);
   // gRPC's unix target forms: "unix:path" or "unix:///absolute/path".
   // Errors: InvalidArgument without the "unix:" prefix, else as Unix().
-  static absl::StatusOr<SocketAddress> ParseUnix(absl::string_view target);
+  static absl::StatusOr<SocketAddress> ParseUnix(std::string_view target);
   // Copies a kernel-filled address; AF_INET, AF_INET6 and AF_UNIX only
   // (others give an empty address).
   static SocketAddress FromSockaddr(const struct sockaddr* addr, socklen_t len);

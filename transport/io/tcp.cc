@@ -120,7 +120,7 @@ IoResult TcpEndpoint::Read(absl::Span<char> buffer) {
   }
 }
 
-IoResult TcpEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
+IoResult TcpEndpoint::Writev(absl::Span<const std::string_view> buffers) {
   if (!fd_.valid()) {
     return IoResult::Error(absl::FailedPreconditionError("endpoint closed"));
   }
@@ -130,7 +130,7 @@ IoResult TcpEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
         absl::FailedPreconditionError("write after ShutdownWrite"));
   }
   size_t total = 0;
-  for (absl::string_view b : buffers) total += b.size();
+  for (std::string_view b : buffers) total += b.size();
   if (total == 0) return IoResult::Ok(0);
 
   iovec iov[kMaxIov];

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -58,7 +59,7 @@ class TcpEndpoint final : public Endpoint {
   IoResult Read(absl::Span<char> buffer) override;
   // sendmsg of up to IOV_MAX buffers per call, repeated until everything is
   // taken or the socket is full.
-  IoResult Writev(absl::Span<const absl::string_view> buffers) override;
+  IoResult Writev(absl::Span<const std::string_view> buffers) override;
   void ShutdownWrite() override;
   void Close() override;
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -20,6 +21,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "transport/io/absl_view.h"
 #include "transport/io/event_loop.h"
 #include "transport/testing/echo_peer.h"
 
@@ -159,10 +161,10 @@ class UnixSocketDir {
       EXPECT_EQ(rmdir(dir_.c_str()), 0) << "left in " << dir_;
     }
   }
-  std::string Path(absl::string_view name) const {
-    return absl::StrCat(dir_, "/", name);
+  std::string Path(std::string_view name) const {
+    return absl::StrCat(dir_, "/", ToAbsl(name));
   }
-  SocketAddress Address(absl::string_view name) const {
+  SocketAddress Address(std::string_view name) const {
     auto a = SocketAddress::Unix(Path(name));
     EXPECT_TRUE(a.ok()) << a.status();
     return a.ok() ? *a : SocketAddress();
@@ -339,7 +341,7 @@ TEST(TcpTest, BlockedWriterWaitsQuietlyAndResumesWhenThePeerReads) {
   size_t sent = 0;
   int writable_calls = 0;
   auto write_more = [&] {
-    IoResult w = (*writer)->Write(absl::string_view(payload).substr(sent));
+    IoResult w = (*writer)->Write(std::string_view(payload).substr(sent));
     ASSERT_TRUE(w.ok()) << w.status;
     sent += w.bytes;
     if (sent == payload.size()) (*writer)->ShutdownWrite();
@@ -512,7 +514,7 @@ TEST(TcpTest, WritevTakesMoreBuffersThanIovMax) {
     parts.push_back(i % 7 == 0 ? "" : std::to_string(i) + ",");
     expected += parts.back();
   }
-  std::vector<absl::string_view> views(parts.begin(), parts.end());
+  std::vector<std::string_view> views(parts.begin(), parts.end());
   IoResult r = (*ep)->Writev(views);
   ASSERT_TRUE(r.ok()) << r.status;
   EXPECT_EQ(r.bytes, expected.size());

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -53,7 +54,7 @@ std::string CurrentUserName() {
 }
 
 // A DNS query for `name` type A, id `id`.
-std::string QueryPacket(uint16_t id, absl::string_view name) {
+std::string QueryPacket(uint16_t id, std::string_view name) {
   std::string p;
   p.push_back(static_cast<char>(id >> 8));
   p.push_back(static_cast<char>(id & 0xff));
@@ -62,7 +63,7 @@ std::string QueryPacket(uint16_t id, absl::string_view name) {
   size_t start = 0;
   while (start <= name.size()) {
     size_t dot = name.find('.', start);
-    if (dot == absl::string_view::npos) dot = name.size();
+    if (dot == std::string_view::npos) dot = name.size();
     p.push_back(static_cast<char>(dot - start));
     p.append(name.data() + start, dot - start);
     start = dot + 1;

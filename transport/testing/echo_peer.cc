@@ -3,10 +3,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 #include <vector>
-
-#include "absl/strings/string_view.h"
 
 namespace transport {
 namespace testing {
@@ -67,7 +66,7 @@ void EchoPeer::Pump() {
 
 bool EchoPeer::Flush() {
   while (offset_ < pending_.size()) {
-    IoResult r = endpoint_->Write(absl::string_view(pending_).substr(offset_));
+    IoResult r = endpoint_->Write(std::string_view(pending_).substr(offset_));
     if (!r.ok()) {
       error_ = r.status;
       return false;
@@ -94,11 +93,11 @@ TransferClient::TransferClient(std::unique_ptr<Endpoint> endpoint,
 void TransferClient::OnWritable() {
   while (sent_ < payload_.size() && error_.ok()) {
     // Several buffers per call, as the HTTP/2 writer hands over frames.
-    std::vector<absl::string_view> views;
+    std::vector<std::string_view> views;
     size_t offered = 0;
     for (size_t at = sent_; at < payload_.size() && views.size() < 64;
          at += chunk_) {
-      views.push_back(absl::string_view(payload_).substr(at, chunk_));
+      views.push_back(std::string_view(payload_).substr(at, chunk_));
       offered += views.back().size();
     }
     IoResult r = endpoint_->Writev(views);

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "transport/io/absl_view.h"
 
 extern char** environ;
 
@@ -80,7 +81,7 @@ Subprocess::~Subprocess() {
   if (pidfd_ >= 0) close(pidfd_);
 }
 
-absl::Status Subprocess::WriteStdin(absl::string_view data) {
+absl::Status Subprocess::WriteStdin(std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = write(in_fd_, data.data(), data.size());
     if (n < 0) {
@@ -110,20 +111,20 @@ void Subprocess::ReadAvailable() {
   }
 }
 
-bool Subprocess::WaitForOutput(absl::string_view needle,
+bool Subprocess::WaitForOutput(std::string_view needle,
                                absl::Duration timeout) {
   const auto deadline =
       std::chrono::steady_clock::now() + absl::ToChronoMilliseconds(timeout);
   for (;;) {
     ReadAvailable();
-    if (absl::StrContains(output_, needle)) return true;
+    if (absl::StrContains(output_, ToAbsl(needle))) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
     pollfd p{out_fd_, POLLIN, 0};
     const int r = poll(&p, 1, PollMs(deadline));
     if (r > 0 && (p.revents & POLLIN) == 0) {
       // Hang-up and nothing left to read: the child closed its output.
       ReadAvailable();
-      return absl::StrContains(output_, needle);
+      return absl::StrContains(output_, ToAbsl(needle));
     }
   }
 }

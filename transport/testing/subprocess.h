@@ -10,11 +10,11 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace transport {
@@ -32,7 +32,7 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
 
   // Writes all of `data` to the child's stdin.
-  absl::Status WriteStdin(absl::string_view data);
+  absl::Status WriteStdin(std::string_view data);
   void CloseStdin();
 
   // The output pipe (non-blocking), e.g. to watch it on an EventLoop, and
@@ -43,7 +43,7 @@ class Subprocess {
 
   // Reads until output() contains `needle`; false on timeout or EOF without
   // it.
-  bool WaitForOutput(absl::string_view needle, absl::Duration timeout);
+  bool WaitForOutput(std::string_view needle, absl::Duration timeout);
   // Waits for the exit: the exit code (128 + signal when killed), or
   // kDeadlineExceeded.
   absl::StatusOr<int> WaitForExit(absl::Duration timeout);

@@ -9,9 +9,11 @@
 
 #include <fstream>
 #include <memory>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "transport/io/absl_view.h"
 
 namespace transport {
 namespace testing {
@@ -35,12 +37,12 @@ struct KeyAndCert {
   X509Ptr cert;
 };
 
-absl::Status OpenSslError(absl::string_view what) {
+absl::Status OpenSslError(std::string_view what) {
   char buf[256] = "unknown";
   if (unsigned long e = ERR_get_error())
     ERR_error_string_n(e, buf, sizeof(buf));
   ERR_clear_error();
-  return absl::InternalError(absl::StrCat(what, ": ", buf));
+  return absl::InternalError(absl::StrCat(ToAbsl(what), ": ", buf));
 }
 
 absl::Status AddExtension(X509* cert, X509* issuer, int nid,

@@ -29,6 +29,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "transport/io/absl_view.h"
 #include "transport/io/socket.h"
 
 namespace transport {
@@ -74,7 +75,7 @@ int ProtoVersion(TlsVersion v) {
   return v == TlsVersion::kTls12 ? TLS1_2_VERSION : TLS1_3_VERSION;
 }
 
-BioPtr MemBio(absl::string_view data) {
+BioPtr MemBio(std::string_view data) {
   return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
 }
 
@@ -91,8 +92,8 @@ std::string DrainErrors(int* first_reason) {
 }
 
 // Every PEM certificate in `pem`. Errors: kInvalidArgument naming `what`.
-absl::StatusOr<std::vector<X509Ptr>> ParseCertificates(absl::string_view pem,
-                                                       absl::string_view what) {
+absl::StatusOr<std::vector<X509Ptr>> ParseCertificates(std::string_view pem,
+                                                       std::string_view what) {
   std::vector<X509Ptr> certs;
   BioPtr bio = MemBio(pem);
   while (X509* x = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
@@ -101,13 +102,13 @@ absl::StatusOr<std::vector<X509Ptr>> ParseCertificates(absl::string_view pem,
   ERR_clear_error();  // the read that ends the loop queues "no start line"
   if (certs.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": no PEM certificate found"));
+        absl::StrCat(ToAbsl(what), ": no PEM certificate found"));
   }
   return certs;
 }
 
-absl::Status UseCertificateAndKey(SSL_CTX* ctx, absl::string_view chain_pem,
-                                  absl::string_view key_pem) {
+absl::Status UseCertificateAndKey(SSL_CTX* ctx, std::string_view chain_pem,
+                                  std::string_view key_pem) {
   auto certs = ParseCertificates(chain_pem, "certificate_chain_pem");
   if (!certs.ok()) return certs.status();
   if (SSL_CTX_use_certificate(ctx, (*certs)[0].get()) != 1) {
@@ -140,8 +141,8 @@ absl::Status UseCertificateAndKey(SSL_CTX* ctx, absl::string_view chain_pem,
   return absl::OkStatus();
 }
 
-absl::Status TrustRoots(SSL_CTX* ctx, absl::string_view pem,
-                        absl::string_view what, bool also_client_ca_list) {
+absl::Status TrustRoots(SSL_CTX* ctx, std::string_view pem,
+                        std::string_view what, bool also_client_ca_list) {
   auto certs = ParseCertificates(pem, what);
   if (!certs.ok()) return certs.status();
   X509_STORE* store = SSL_CTX_get_cert_store(ctx);
@@ -149,7 +150,7 @@ absl::Status TrustRoots(SSL_CTX* ctx, absl::string_view pem,
     if (X509_STORE_add_cert(store, x.get()) != 1) {
       int reason;
       return absl::InvalidArgumentError(
-          absl::StrCat(what, ": ", DrainErrors(&reason)));
+          absl::StrCat(ToAbsl(what), ": ", DrainErrors(&reason)));
     }
     // Names sent in CertificateRequest, so a client can pick its cert.
     if (also_client_ca_list) SSL_CTX_add_client_CA(ctx, x.get());
@@ -199,12 +200,12 @@ absl::StatusOr<SSL_CTX*> NewContext(bool server, TlsVersion min_version,
   return ctx;
 }
 
-bool IsIpLiteral(absl::string_view name) {
+bool IsIpLiteral(std::string_view name) {
   auto a = SocketAddress::Parse(name, 0);
   return a.ok() && name != "localhost";
 }
 
-std::string StripBrackets(absl::string_view name) {
+std::string StripBrackets(std::string_view name) {
   if (name.size() >= 2 && name.front() == '[' && name.back() == ']') {
     name = name.substr(1, name.size() - 2);
   }
@@ -614,8 +615,8 @@ absl::StatusOr<std::unique_ptr<TlsSession>> TlsSession::CreateServer(
 }
 
 absl::StatusOr<std::unique_ptr<TlsSession>> TlsSession::CreateClient(
-    std::shared_ptr<const TlsContext> context, absl::string_view server_name,
-    absl::string_view cache_scope) {
+    std::shared_ptr<const TlsContext> context, std::string_view server_name,
+    std::string_view cache_scope) {
   if (context == nullptr || context->is_server()) {
     return absl::InvalidArgumentError("CreateClient needs a client context");
   }
@@ -653,7 +654,7 @@ absl::StatusOr<std::unique_ptr<TlsSession>> TlsSession::CreateClient(
   }
   if (TlsContext::SessionCache* cache =
           session->context_->session_cache_.get()) {
-    session->cache_key_ = absl::StrCat(name, "|", cache_scope);
+    session->cache_key_ = absl::StrCat(name, "|", ToAbsl(cache_scope));
     SSL_set_app_data(s, session.get());
     if (SSL_SESSION* cached = cache->Get(session->cache_key_)) {
       SSL_set_session(s, cached);  // takes its own reference
@@ -707,7 +708,7 @@ void TlsSession::CommitInput(size_t n) {
   BIO_nwrite(network_bio_, &p, static_cast<int>(n));
 }
 
-size_t TlsSession::FeedCiphertext(absl::string_view data) {
+size_t TlsSession::FeedCiphertext(std::string_view data) {
   size_t fed = 0;
   while (fed < data.size()) {
     absl::Span<char> space = InputSpace();
@@ -720,14 +721,14 @@ size_t TlsSession::FeedCiphertext(absl::string_view data) {
   return fed;
 }
 
-absl::string_view TlsSession::PendingOutput() {
+std::string_view TlsSession::PendingOutput() {
   char* p = nullptr;
   const int n = BIO_nread0(network_bio_, &p);
   if (n <= 0) {
     ERR_clear_error();
     return {};
   }
-  return absl::string_view(p, static_cast<size_t>(n));
+  return std::string_view(p, static_cast<size_t>(n));
 }
 
 void TlsSession::ConsumeOutput(size_t n) {
@@ -741,7 +742,7 @@ size_t TlsSession::pending_output_size() const {
 }
 
 void TlsSession::DrainOutput(std::string* out) {
-  for (absl::string_view v = PendingOutput(); !v.empty(); v = PendingOutput()) {
+  for (std::string_view v = PendingOutput(); !v.empty(); v = PendingOutput()) {
     out->append(v.data(), v.size());
     ConsumeOutput(v.size());
   }
@@ -752,7 +753,7 @@ IoResult TlsSession::Fail(absl::Status status) {
   return IoResult::Error(error_);
 }
 
-IoResult TlsSession::MapResult(int ret, absl::string_view what) {
+IoResult TlsSession::MapResult(int ret, std::string_view what) {
   switch (SSL_get_error(ssl_, ret)) {
     case SSL_ERROR_WANT_READ:
     case SSL_ERROR_WANT_WRITE:
@@ -777,7 +778,8 @@ IoResult TlsSession::MapResult(int ret, absl::string_view what) {
     absl::StrAppend(&detail, " (ALPN: the peer does not offer h2)");
   }
   if (detail.empty()) detail = "connection failed";
-  return Fail(absl::Status(code, absl::StrCat(what, " failed: ", detail)));
+  return Fail(
+      absl::Status(code, absl::StrCat(ToAbsl(what), " failed: ", detail)));
 }
 
 IoResult TlsSession::Handshake() {
@@ -830,7 +832,7 @@ IoResult TlsSession::FinishRetryWrite() {
   return MapResult(ret, "TLS write");
 }
 
-IoResult TlsSession::Write(absl::Span<const absl::string_view> data) {
+IoResult TlsSession::Write(absl::Span<const std::string_view> data) {
   if (!error_.ok()) return IoResult::Error(error_);
   if (shutdown_sent_) {
     return IoResult::Error(
@@ -910,11 +912,11 @@ void TlsSession::Shutdown() {
   ERR_clear_error();
 }
 
-absl::string_view TlsSession::alpn_protocol() const {
+std::string_view TlsSession::alpn_protocol() const {
   const unsigned char* alpn = nullptr;
   unsigned int len = 0;
   SSL_get0_alpn_selected(ssl_, &alpn, &len);
-  return absl::string_view(reinterpret_cast<const char*>(alpn), len);
+  return std::string_view(reinterpret_cast<const char*>(alpn), len);
 }
 
 std::string TlsSession::version_name() const { return SSL_get_version(ssl_); }

@@ -51,11 +51,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "transport/io/endpoint.h"
@@ -181,8 +181,8 @@ class TlsSession {
   // ("127.0.0.1:443"), so that two servers sharing a name do not share
   // tickets.
   static absl::StatusOr<std::unique_ptr<TlsSession>> CreateClient(
-      std::shared_ptr<const TlsContext> context, absl::string_view server_name,
-      absl::string_view cache_scope = {});
+      std::shared_ptr<const TlsContext> context, std::string_view server_name,
+      std::string_view cache_scope = {});
   ~TlsSession();
 
   TlsSession(const TlsSession&) = delete;
@@ -194,12 +194,12 @@ class TlsSession {
   absl::Span<char> InputSpace();
   void CommitInput(size_t n);
   // Copies as much of `data` as fits; returns the count.
-  size_t FeedCiphertext(absl::string_view data);
+  size_t FeedCiphertext(std::string_view data);
 
   // ---- Ciphertext for the peer ----
   // After every call below, send this: handshake messages, records, alerts.
   // A contiguous prefix of what is pending (call again after consuming).
-  absl::string_view PendingOutput();
+  std::string_view PendingOutput();
   void ConsumeOutput(size_t n);
   size_t pending_output_size() const;
   // Moves everything pending to `out` (tests, simple drivers).
@@ -217,7 +217,7 @@ class TlsSession {
   // count (fewer than offered: send PendingOutput, then call again). Small
   // buffers are gathered into full records. Before the handshake completes:
   // kOk with 0 after driving it, or its error.
-  IoResult Write(absl::Span<const absl::string_view> data);
+  IoResult Write(absl::Span<const std::string_view> data);
   // Queues close_notify (send PendingOutput after). Later writes fail.
   void Shutdown();
 
@@ -225,7 +225,7 @@ class TlsSession {
   bool handshake_complete() const { return handshake_complete_; }
   bool is_server() const { return is_server_; }
   // "h2", or empty before the handshake.
-  absl::string_view alpn_protocol() const;
+  std::string_view alpn_protocol() const;
   // "TLSv1.3", "TLSv1.2".
   std::string version_name() const;
   // TLS1_2_VERSION / TLS1_3_VERSION (0x0303 / 0x0304).
@@ -263,7 +263,7 @@ class TlsSession {
   // keeps its reference).
   static int OnNewSession(SSL* ssl, SSL_SESSION* session);
   // Maps the result of an SSL_* call; sets the sticky error on failure.
-  IoResult MapResult(int ret, absl::string_view what);
+  IoResult MapResult(int ret, std::string_view what);
   IoResult Fail(absl::Status status);
   // Retries a record OpenSSL could not finish (SSL_ERROR_WANT_WRITE).
   IoResult FinishRetryWrite();

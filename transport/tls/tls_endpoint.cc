@@ -46,7 +46,7 @@ void TlsEndpoint::Close() {
 
 bool TlsEndpoint::FlushOutput() {
   for (;;) {
-    const absl::string_view out = session_->PendingOutput();
+    const std::string_view out = session_->PendingOutput();
     if (out.empty()) {
       MaybeFinishShutdown();
       // Drained from a path other than OnTransportWritable (a Read that
@@ -244,7 +244,7 @@ IoResult TlsEndpoint::Read(absl::Span<char> buffer) {
   }
 }
 
-IoResult TlsEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
+IoResult TlsEndpoint::Writev(absl::Span<const std::string_view> buffers) {
   switch (state_) {
     case State::kHandshaking:
       write_blocked_ = true;
@@ -257,10 +257,10 @@ IoResult TlsEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
       break;
   }
   size_t total = 0;
-  for (absl::string_view b : buffers) total += b.size();
+  for (std::string_view b : buffers) total += b.size();
   size_t accepted = 0;
-  std::vector<absl::string_view> rest;  // only when a second round is needed
-  absl::Span<const absl::string_view> todo = buffers;
+  std::vector<std::string_view> rest;  // only when a second round is needed
+  absl::Span<const std::string_view> todo = buffers;
   int idle_rounds = 0;
   for (;;) {
     IoResult r = session_->Write(todo);
@@ -290,7 +290,7 @@ IoResult TlsEndpoint::Writev(absl::Span<const absl::string_view> buffers) {
     }
     rest.clear();
     size_t skip = accepted;
-    for (absl::string_view b : buffers) {
+    for (std::string_view b : buffers) {
       if (skip >= b.size()) {
         skip -= b.size();
         continue;

@@ -26,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -60,7 +61,7 @@ class TlsEndpoint final : public Endpoint {
     return transport_->local_address();
   }
   IoResult Read(absl::Span<char> buffer) override;
-  IoResult Writev(absl::Span<const absl::string_view> buffers) override;
+  IoResult Writev(absl::Span<const std::string_view> buffers) override;
   // Sends close_notify, then the transport's FIN once it is out.
   void ShutdownWrite() override;
   void Close() override;

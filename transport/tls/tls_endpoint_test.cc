@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "transport/io/absl_view.h"
 #include "transport/io/event_loop.h"
 #include "transport/io/tcp.h"
 #include "transport/testing/echo_peer.h"
@@ -398,11 +400,11 @@ class OutputWatch {
                     .ok());
   }
   ~OutputWatch() { loop_->Unwatch(p_->output_fd()).IgnoreError(); }
-  bool RunUntilOutput(absl::string_view needle) {
+  bool RunUntilOutput(std::string_view needle) {
     return loop_->RunUntil(
         [&] {
           p_->ReadAvailable();
-          return absl::StrContains(p_->output(), needle);
+          return absl::StrContains(p_->output(), ToAbsl(needle));
         },
         kWait);
   }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -68,7 +69,7 @@ class Peer {
   // Moves up to `max` bytes of pending ciphertext to `out`.
   virtual void TakeOutput(std::string* out, size_t max) = 0;
   // Returns how much of `data` was taken.
-  virtual size_t Give(absl::string_view data) = 0;
+  virtual size_t Give(std::string_view data) = 0;
 };
 
 class SessionPeer : public Peer {
@@ -77,7 +78,7 @@ class SessionPeer : public Peer {
   IoResult Handshake() override { return s_->Handshake(); }
   void TakeOutput(std::string* out, size_t max) override {
     while (max > 0) {
-      absl::string_view v = s_->PendingOutput();
+      std::string_view v = s_->PendingOutput();
       if (v.empty()) return;
       v = v.substr(0, max);
       out->append(v.data(), v.size());
@@ -85,7 +86,7 @@ class SessionPeer : public Peer {
       max -= v.size();
     }
   }
-  size_t Give(absl::string_view data) override {
+  size_t Give(std::string_view data) override {
     return s_->FeedCiphertext(data);
   }
   TlsSession* session() { return s_.get(); }
@@ -134,7 +135,7 @@ class RawPeer : public Peer {
       max -= static_cast<size_t>(n);
     }
   }
-  size_t Give(absl::string_view data) override {
+  size_t Give(std::string_view data) override {
     const int n = BIO_write(net_, data.data(), static_cast<int>(data.size()));
     return n > 0 ? static_cast<size_t>(n) : 0;
   }
@@ -189,7 +190,7 @@ Outcome RunHandshake(Peer* client, Peer* server, size_t chunk = 1 << 20) {
 }
 
 std::unique_ptr<SessionPeer> NewClient(std::shared_ptr<const TlsContext> ctx,
-                                       absl::string_view name = "localhost") {
+                                       std::string_view name = "localhost") {
   auto s = TlsSession::CreateClient(std::move(ctx), name);
   EXPECT_TRUE(s.ok()) << s.status();
   return std::make_unique<SessionPeer>(*std::move(s));
@@ -283,7 +284,7 @@ TEST(TlsSessionTest, WrongHostnameFails) {
   char buf[8];
   EXPECT_EQ(client->session()->Read(absl::MakeSpan(buf)).status,
             o.client.status);
-  absl::string_view data = "x";
+  std::string_view data = "x";
   EXPECT_EQ(client->session()->Write({&data, 1}).status, o.client.status);
 }
 
@@ -353,7 +354,7 @@ TEST(TlsSessionTest, VerificationOffAcceptsAnyCertificateButStillNeedsH2) {
 }
 
 // A raw OpenSSL client context offering `alpn` (wire format; empty: none).
-SSL_CTX* RawClientCtx(absl::string_view alpn) {
+SSL_CTX* RawClientCtx(std::string_view alpn) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
   if (!alpn.empty()) {
@@ -365,7 +366,7 @@ SSL_CTX* RawClientCtx(absl::string_view alpn) {
 }
 
 TEST(TlsSessionTest, ClientOfferingOnlyHttp11IsRefused) {
-  SSL_CTX* ctx = RawClientCtx(absl::string_view("\x08http/1.1", 9));
+  SSL_CTX* ctx = RawClientCtx(std::string_view("\x08http/1.1", 9));
   RawPeer client(ctx, false);
   auto server = NewServer(Server(ServerOptions()));
   Outcome o = RunHandshake(&client, server.get());
@@ -384,7 +385,7 @@ TEST(TlsSessionTest, ClientOfferingOnlyHttp11IsRefused) {
 // A TLS 1.1 client (OpenSSL allows it only at security level 0) is refused
 // by our server's TLS 1.2 minimum.
 TEST(TlsSessionTest, Tls11ClientIsRefused) {
-  SSL_CTX* ctx = RawClientCtx(absl::string_view("\x02h2", 3));
+  SSL_CTX* ctx = RawClientCtx(std::string_view("\x02h2", 3));
   SSL_CTX_set_security_level(ctx, 0);
   SSL_CTX_set_min_proto_version(ctx, TLS1_1_VERSION);
   SSL_CTX_set_max_proto_version(ctx, TLS1_1_VERSION);
@@ -519,11 +520,11 @@ std::string Transfer(SessionPeer* writer, SessionPeer* reader,
   for (int guard = 0; guard < 100000 && received.size() < payload.size();
        ++guard) {
     if (sent < payload.size()) {
-      std::vector<absl::string_view> pieces;
+      std::vector<std::string_view> pieces;
       size_t at = sent;
       for (size_t len : {9, 1, 100, 30000, 9, 5000, 7}) {
         if (at >= payload.size()) break;
-        pieces.push_back(absl::string_view(payload).substr(at, len));
+        pieces.push_back(std::string_view(payload).substr(at, len));
         at += pieces.back().size();
       }
       IoResult w = writer->session()->Write(pieces);
@@ -534,7 +535,7 @@ std::string Transfer(SessionPeer* writer, SessionPeer* reader,
     // input buffer, as far as it fits.
     for (;;) {
       absl::Span<char> space = reader->session()->InputSpace();
-      absl::string_view out = writer->session()->PendingOutput();
+      std::string_view out = writer->session()->PendingOutput();
       if (space.empty() || out.empty()) break;
       const size_t n = std::min(space.size(), out.size());
       memcpy(space.data(), out.data(), n);
@@ -569,7 +570,7 @@ TEST(TlsSessionTest, WriteTakesOnlyWhatFitsTheOutputBuffer) {
   auto server = NewServer(Server(ServerOptions()));
   ASSERT_TRUE(RunHandshake(client.get(), server.get()).client.ok());
   const std::string big = Pattern(1 << 20);
-  absl::string_view v = big;
+  std::string_view v = big;
   IoResult w = client->session()->Write({&v, 1});
   ASSERT_TRUE(w.ok()) << w.status;
   EXPECT_GT(w.bytes, 0u);
@@ -586,14 +587,14 @@ TEST(TlsSessionTest, CloseNotifyReadsAsEof) {
   auto client = NewClient(Client(ClientOptions()));
   auto server = NewServer(Server(ServerOptions()));
   ASSERT_TRUE(RunHandshake(client.get(), server.get()).server.ok());
-  absl::string_view last = "last words";
+  std::string_view last = "last words";
   ASSERT_TRUE(client->session()->Write({&last, 1}).ok());
   client->session()->Shutdown();
   Shuttle(client.get(), server.get());
   char buf[64];
   IoResult r = server->session()->Read(absl::MakeSpan(buf));
   ASSERT_TRUE(r.ok()) << r.status;
-  EXPECT_EQ(absl::string_view(buf, r.bytes), "last words");
+  EXPECT_EQ(std::string_view(buf, r.bytes), "last words");
   EXPECT_EQ(server->session()->Read(absl::MakeSpan(buf)).outcome,
             IoOutcome::kEof);
   EXPECT_EQ(client->session()->Write({&last, 1}).outcome, IoOutcome::kError);
@@ -658,8 +659,8 @@ struct Connected {
 
 Connected ConnectOnce(std::shared_ptr<const TlsContext> client_ctx,
                       std::shared_ptr<const TlsContext> server_ctx,
-                      absl::string_view name = "localhost",
-                      absl::string_view scope = "") {
+                      std::string_view name = "localhost",
+                      std::string_view scope = "") {
   Connected c;
   auto s = TlsSession::CreateClient(client_ctx, name, scope);
   EXPECT_TRUE(s.ok()) << s.status();
