@@ -67,7 +67,7 @@ namespace {
 using examples::CodingDecision;
 using examples::CodingOptions;
 using rpc::compression::Encoding;
-using transport::ServerStream;
+using transport::Http2ServerStream;
 using transport::SliceBuffer;
 
 constexpr size_t kCacheableSize = 1 << 20;
@@ -144,7 +144,7 @@ class FileServer : public transport::Http2Handler {
   FileServer(std::string root, CodingOptions coding)
       : root_(std::move(root)), coding_(coding) {}
 
-  void OnRequest(ServerStream* stream) override {
+  void OnRequest(Http2ServerStream* stream) override {
     std::string_view path = stream->path();
     const std::string_view method = stream->method();
     const size_t query = path.find('?');
@@ -177,7 +177,7 @@ class FileServer : public transport::Http2Handler {
     return cache;
   }
 
-  static void Simple(ServerStream* stream, std::string_view status,
+  static void Simple(Http2ServerStream* stream, std::string_view status,
                      std::string_view body) {
     const std::string length = absl::StrCat(body.size());
     const hpack::HeaderField headers[] = {
@@ -192,7 +192,7 @@ class FileServer : public transport::Http2Handler {
 
   // `encoding`: content-encoding unless identity; `vary`: vary:
   // accept-encoding.
-  static void RespondFile(ServerStream* stream, std::string_view path,
+  static void RespondFile(Http2ServerStream* stream, std::string_view path,
                           size_t size, bool end_stream,
                           Encoding encoding = Encoding::kIdentity,
                           bool vary = false) {
@@ -210,7 +210,7 @@ class FileServer : public transport::Http2Handler {
     stream->Respond(absl::MakeConstSpan(headers, n), end_stream).IgnoreError();
   }
 
-  void ServeFile(ServerStream* stream, std::string_view path, bool head) {
+  void ServeFile(Http2ServerStream* stream, std::string_view path, bool head) {
     // Reused per loop thread: no allocation per request once warm.
     thread_local std::string full;
     full.assign(root_);
@@ -265,14 +265,15 @@ class FileServer : public transport::Http2Handler {
   }
 
   // The value of the request's accept-encoding, nullopt if absent.
-  static std::optional<std::string_view> AcceptEncoding(ServerStream* stream) {
+  static std::optional<std::string_view> AcceptEncoding(
+      Http2ServerStream* stream) {
     for (const hpack::HeaderField& f : stream->request_headers()) {
       if (f.name == "accept-encoding") return f.value;
     }
     return std::nullopt;
   }
 
-  void Send(ServerStream* stream, std::string_view path, CachedFile& file,
+  void Send(Http2ServerStream* stream, std::string_view path, CachedFile& file,
             bool head) {
     const size_t size = static_cast<size_t>(file.size);
     CodingDecision coding;
@@ -346,7 +347,7 @@ class FileServer : public transport::Http2Handler {
     return got == size;
   }
 
-  static void SendBody(ServerStream* stream, std::string_view path,
+  static void SendBody(Http2ServerStream* stream, std::string_view path,
                        const transport::Slice& data, bool head,
                        const CodingDecision& coding) {
     const size_t size = data.size();
@@ -365,7 +366,7 @@ class FileServer : public transport::Http2Handler {
   // Large files: one chunk at a time, the next when the last has gone to the
   // connection.
   struct FileStreamer {
-    ServerStream* stream;
+    Http2ServerStream* stream;
     int fd;
     size_t size;
     size_t offset = 0;
@@ -386,12 +387,12 @@ class FileServer : public transport::Http2Handler {
     }
   };
 
-  static void StreamFile(ServerStream* stream, int fd, size_t size) {
+  static void StreamFile(Http2ServerStream* stream, int fd, size_t size) {
     auto streamer = std::make_shared<FileStreamer>();
     streamer->stream = stream;
     streamer->fd = fd;
     streamer->size = size;
-    ServerStream::Callbacks callbacks;
+    Http2ServerStream::Callbacks callbacks;
     callbacks.on_writable = [streamer] { streamer->Pump(); };
     callbacks.on_close = [streamer](transport::Http2ErrorCode) {
       streamer->offset = streamer->size;  // Stop.
@@ -403,7 +404,7 @@ class FileServer : public transport::Http2Handler {
   // POST /echo: each piece is written back as received (the same Slice), and
   // released to the client's window once it left the stream's queue.
   struct Echoer {
-    ServerStream* stream;
+    Http2ServerStream* stream;
     size_t unreleased = 0;
     void Release() {
       if (unreleased > 0 && !stream->write_blocked()) {
@@ -413,7 +414,7 @@ class FileServer : public transport::Http2Handler {
     }
   };
 
-  static void Echo(ServerStream* stream) {
+  static void Echo(Http2ServerStream* stream) {
     std::string_view content_type = "application/octet-stream";
     for (const hpack::HeaderField& f : stream->request_headers()) {
       if (f.name == "content-type") content_type = f.value;
@@ -423,7 +424,7 @@ class FileServer : public transport::Http2Handler {
     stream->Respond(headers, /*end_stream=*/false).IgnoreError();
     auto echoer = std::make_shared<Echoer>();
     echoer->stream = stream;
-    ServerStream::Callbacks callbacks;
+    Http2ServerStream::Callbacks callbacks;
     callbacks.on_data = [echoer](transport::Slice piece) {
       echoer->unreleased += piece.size();
       SliceBuffer data;

@@ -9,8 +9,8 @@
 // Responses are copied into std::strings on the loop thread (Slices must not
 // cross threads while their blocks are still in use there; see slice.h).
 
-#ifndef TRANSPORT_HTTP2_BLOCKING_CLIENT_H_
-#define TRANSPORT_HTTP2_BLOCKING_CLIENT_H_
+#ifndef TRANSPORT_HTTP_BLOCKING_HTTP2_CLIENT_H_
+#define TRANSPORT_HTTP_BLOCKING_HTTP2_CLIENT_H_
 
 #include <memory>
 #include <string>
@@ -86,4 +86,4 @@ class BlockingHttp2Client {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_HTTP2_BLOCKING_CLIENT_H_
+#endif  // TRANSPORT_HTTP_BLOCKING_HTTP2_CLIENT_H_

@@ -84,7 +84,7 @@ void Http2Client::Connect(EventLoop* loop, const SocketAddress& address,
       });
 }
 
-Http2Client::StreamState* Http2Client::Find(uint32_t stream_id) {
+Http2Client::RequestStream* Http2Client::Find(uint32_t stream_id) {
   auto it = streams_.find(stream_id);
   return it == streams_.end() ? nullptr : it->second.get();
 }
@@ -93,7 +93,7 @@ absl::StatusOr<uint32_t> Http2Client::StartRequest(
     absl::Span<const hpack::HeaderField> headers, bool end_stream,
     StreamCallbacks callbacks, bool manual_flow_control) {
   if (closed_) return absl::UnavailableError("connection closed");
-  auto state = std::make_unique<StreamState>();
+  auto state = std::make_unique<RequestStream>();
   state->callbacks = std::move(callbacks);
   state->manual_flow_control = manual_flow_control;
   absl::StatusOr<uint32_t> id =
@@ -111,7 +111,7 @@ absl::Status Http2Client::SendData(uint32_t stream_id, SliceBuffer data,
                                    bool end_stream) {
   absl::Status status =
       connection().SubmitData(stream_id, std::move(data), end_stream);
-  StreamState* s = Find(stream_id);  // Again: the submit may have closed it.
+  RequestStream* s = Find(stream_id);  // Again: the submit may have closed it.
   // Still queued (inside a callback, on a stream waiting to start, or for a
   // window or the output): OnStreamWritable follows once it has all moved.
   if (status.ok() && s != nullptr &&
@@ -133,7 +133,7 @@ void Http2Client::ConsumeData(uint32_t stream_id, size_t bytes) {
 }
 
 void Http2Client::Reset(uint32_t stream_id, Http2ErrorCode code) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   if (s != nullptr && s->error.ok()) s->error = ResetStatus(code, false);
   connection().ResetStream(stream_id, code);
   driver_->ScheduleFlush();
@@ -201,7 +201,7 @@ void Http2Client::Fetch(std::string_view method, std::string_view path,
 
 void Http2Client::OnHeaders(uint32_t stream_id,
                             const hpack::HeaderList& headers, bool end_stream) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   if (s == nullptr) return;
   // 1xx informational responses are not the response.
   if (!end_stream && headers.size() > 0 && headers[0].name == ":status" &&
@@ -214,14 +214,14 @@ void Http2Client::OnHeaders(uint32_t stream_id,
 
 void Http2Client::OnTrailers(uint32_t stream_id,
                              const hpack::HeaderList& trailers) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   if (s == nullptr) return;
   s->ended = true;
   if (s->callbacks.on_trailers) s->callbacks.on_trailers(trailers);
 }
 
 void Http2Client::OnData(uint32_t stream_id, Slice data) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   const size_t n = data.size();
   if (s != nullptr && s->callbacks.on_data) {
     s->callbacks.on_data(std::move(data));
@@ -231,13 +231,13 @@ void Http2Client::OnData(uint32_t stream_id, Slice data) {
 }
 
 void Http2Client::OnEndStream(uint32_t stream_id) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   if (s != nullptr) s->ended = true;
 }
 
 void Http2Client::OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
                                 bool remote) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   if (s == nullptr || !s->error.ok()) return;
   if (!connection_error_.ok() && !remote) {
     s->error = connection_error_;
@@ -251,7 +251,7 @@ void Http2Client::OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
 void Http2Client::OnStreamClosed(uint32_t stream_id) {
   auto it = streams_.find(stream_id);
   if (it == streams_.end()) return;
-  std::unique_ptr<StreamState> s = std::move(it->second);
+  std::unique_ptr<RequestStream> s = std::move(it->second);
   streams_.erase(it);
   absl::Status status = s->error;
   if (status.ok() && !s->ended) {
@@ -261,7 +261,7 @@ void Http2Client::OnStreamClosed(uint32_t stream_id) {
 }
 
 void Http2Client::OnStreamStarted(uint32_t stream_id) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   if (s != nullptr) {
     s->started = true;
   } else {
@@ -270,7 +270,7 @@ void Http2Client::OnStreamStarted(uint32_t stream_id) {
 }
 
 void Http2Client::OnStreamWritable(uint32_t stream_id) {
-  StreamState* s = Find(stream_id);
+  RequestStream* s = Find(stream_id);
   if (s == nullptr || !s->write_blocked) return;
   s->write_blocked = false;
   if (s->callbacks.on_writable) s->callbacks.on_writable();

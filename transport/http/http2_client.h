@@ -157,7 +157,10 @@ class Http2Client final : public ConnectionListener,
   void OnDriverClosed(const absl::Status& status) override;
 
  private:
-  struct StreamState {
+  // One request stream, from StartRequest until its on_close: the callbacks
+  // and what the client tracks for it (its RFC 9113 state is the
+  // Connection's).
+  struct RequestStream {
     StreamCallbacks callbacks;
     bool manual_flow_control = false;
     bool started = false;  // Its HEADERS went out (OnStreamStarted).
@@ -169,11 +172,11 @@ class Http2Client final : public ConnectionListener,
   Http2Client(std::unique_ptr<Endpoint> endpoint,
               const Http2ClientOptions& options, std::string authority,
               std::string scheme);
-  StreamState* Find(uint32_t stream_id);
+  RequestStream* Find(uint32_t stream_id);
 
   std::string authority_;
   std::string scheme_;
-  absl::flat_hash_map<uint32_t, std::unique_ptr<StreamState>> streams_;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<RequestStream>> streams_;
   absl::AnyInvocable<void(absl::Status)> on_closed_;
   // OnStreamStarted for ids not in streams_ yet (during SubmitRequest).
   std::vector<uint32_t> started_ids_;

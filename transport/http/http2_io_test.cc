@@ -43,7 +43,7 @@ std::string RandomBytes(size_t n, uint32_t seed) {
 // until the test calls Release().
 class TestHandler : public Http2Handler {
  public:
-  void OnRequest(ServerStream* stream) override {
+  void OnRequest(Http2ServerStream* stream) override {
     ++requests;
     const std::string_view path = stream->path();
     if (path.substr(0, 7) == "/bytes/") {
@@ -60,7 +60,7 @@ class TestHandler : public Http2Handler {
       const hpack::HeaderField h[] = {{":status", "200"}};
       ASSERT_TRUE(stream->Respond(h, false).ok());
       auto unreleased = std::make_shared<size_t>(0);
-      ServerStream::Callbacks cb;
+      Http2ServerStream::Callbacks cb;
       cb.on_data = [stream, unreleased](Slice piece) {
         *unreleased += piece.size();
         SliceBuffer b;
@@ -90,7 +90,7 @@ class TestHandler : public Http2Handler {
     } else if (path == "/reset") {
       stream->Reset(Http2ErrorCode::kRefusedStream);
     } else if (path == "/slow") {
-      ServerStream::Callbacks cb;
+      Http2ServerStream::Callbacks cb;
       auto alive = std::make_shared<bool>(true);
       cb.on_close = [alive](Http2ErrorCode) { *alive = false; };
       stream->SetCallbacks(std::move(cb));
@@ -100,7 +100,7 @@ class TestHandler : public Http2Handler {
         stream->Respond(h, true).IgnoreError();
       });
     } else if (path == "/hold") {
-      ServerStream::Callbacks cb;
+      Http2ServerStream::Callbacks cb;
       auto alive = std::make_shared<bool>(true);
       cb.on_close = [alive](Http2ErrorCode) { *alive = false; };
       stream->SetCallbacks(std::move(cb));
@@ -234,8 +234,8 @@ TEST_P(Http2IoTest, EchoLargeUploadWithBackpressure) {
   EXPECT_TRUE(r->body == request.body);
 }
 
-// The server recycles ServerStreams: a stream that had callbacks and manual
-// flow control (/echo) must leave nothing behind for the next request on
+// The server recycles Http2ServerStreams: a stream that had callbacks and
+// manual flow control (/echo) must leave nothing behind for the next request on
 // the same connection (/bytes, then /echo again, with other headers).
 TEST_P(Http2IoTest, RecycledStreamsStartClean) {
   auto client = Connect();

@@ -13,7 +13,7 @@ namespace transport {
 // ---- ServerSession: one connection's streams ----
 
 // The ConnectionListener of one server connection: maps stream ids to
-// ServerStreams and Connection events to their callbacks. Owns the driver.
+// Http2ServerStreams and Connection events to their callbacks. Owns the driver.
 class ServerSession final : public ConnectionListener,
                             public ConnectionDriver::Owner {
  public:
@@ -43,16 +43,16 @@ class ServerSession final : public ConnectionListener,
   // ---- ConnectionListener ----
   void OnHeaders(uint32_t stream_id, const hpack::HeaderList& headers,
                  bool end_stream) override {
-    std::unique_ptr<ServerStream> owned;
+    std::unique_ptr<Http2ServerStream> owned;
     if (!free_streams_.empty()) {
       // A recycled stream: its header storage is reused, no allocation.
       owned = std::move(free_streams_.back());
       free_streams_.pop_back();
       owned->Init(stream_id, headers, end_stream);
     } else {
-      owned.reset(new ServerStream(this, stream_id, headers, end_stream));
+      owned.reset(new Http2ServerStream(this, stream_id, headers, end_stream));
     }
-    ServerStream* stream = owned.get();
+    Http2ServerStream* stream = owned.get();
     streams_.emplace(stream_id, std::move(owned));
     server_->handler_->OnRequest(stream);
     if (end_stream && !stream->closed_ && stream->callbacks_.on_end) {
@@ -62,7 +62,7 @@ class ServerSession final : public ConnectionListener,
 
   void OnTrailers(uint32_t stream_id,
                   const hpack::HeaderList& trailers) override {
-    ServerStream* s = Find(stream_id);
+    Http2ServerStream* s = Find(stream_id);
     if (s == nullptr) return;
     s->trailers_ = trailers;
     s->request_ended_ = true;
@@ -70,7 +70,7 @@ class ServerSession final : public ConnectionListener,
   }
 
   void OnData(uint32_t stream_id, Slice data) override {
-    ServerStream* s = Find(stream_id);
+    Http2ServerStream* s = Find(stream_id);
     const size_t n = data.size();
     if (s == nullptr) {
       connection().ConsumeData(stream_id, n);
@@ -84,7 +84,7 @@ class ServerSession final : public ConnectionListener,
   }
 
   void OnEndStream(uint32_t stream_id) override {
-    ServerStream* s = Find(stream_id);
+    Http2ServerStream* s = Find(stream_id);
     if (s == nullptr) return;
     s->request_ended_ = true;
     if (s->callbacks_.on_end) s->callbacks_.on_end();
@@ -92,14 +92,14 @@ class ServerSession final : public ConnectionListener,
 
   void OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
                      bool /*remote*/) override {
-    ServerStream* s = Find(stream_id);
+    Http2ServerStream* s = Find(stream_id);
     if (s != nullptr) s->reset_code_ = code;
   }
 
   void OnStreamClosed(uint32_t stream_id) override {
     auto it = streams_.find(stream_id);
     if (it == streams_.end()) return;
-    std::unique_ptr<ServerStream> s = std::move(it->second);
+    std::unique_ptr<Http2ServerStream> s = std::move(it->second);
     streams_.erase(it);
     s->closed_ = true;
     if (s->callbacks_.on_close) s->callbacks_.on_close(s->reset_code_);
@@ -118,7 +118,7 @@ class ServerSession final : public ConnectionListener,
   // (connection.h), so write_blocked_ (set when stream_queued_bytes() > 0
   // after a Write) always clears here.
   void OnStreamWritable(uint32_t stream_id) override {
-    ServerStream* s = Find(stream_id);
+    Http2ServerStream* s = Find(stream_id);
     if (s == nullptr || !s->write_blocked_) return;
     s->write_blocked_ = false;
     if (s->callbacks_.on_writable) s->callbacks_.on_writable();
@@ -133,40 +133,41 @@ class ServerSession final : public ConnectionListener,
   // Frees the streams closed this iteration, keeping a few for reuse. Their
   // callbacks (and whatever they captured) go now, as before.
   void Recycle() {
-    for (std::unique_ptr<ServerStream>& s : graveyard_) {
+    for (std::unique_ptr<Http2ServerStream>& s : graveyard_) {
       if (free_streams_.size() >= kMaxFreeStreams) break;
-      s->callbacks_ = ServerStream::Callbacks();
+      s->callbacks_ = Http2ServerStream::Callbacks();
       free_streams_.push_back(std::move(s));
     }
     graveyard_.clear();
   }
 
-  ServerStream* Find(uint32_t stream_id) const {
+  Http2ServerStream* Find(uint32_t stream_id) const {
     auto it = streams_.find(stream_id);
     return it == streams_.end() ? nullptr : it->second.get();
   }
 
   Http2Server* const server_;
   Http2Server::LoopState* const state_;
-  absl::flat_hash_map<uint32_t, std::unique_ptr<ServerStream>> streams_;
-  std::vector<std::unique_ptr<ServerStream>> graveyard_;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<Http2ServerStream>> streams_;
+  std::vector<std::unique_ptr<Http2ServerStream>> graveyard_;
   // Closed streams kept for reuse (bounded: memory per idle connection).
   static constexpr size_t kMaxFreeStreams = 32;
-  std::vector<std::unique_ptr<ServerStream>> free_streams_;
+  std::vector<std::unique_ptr<Http2ServerStream>> free_streams_;
   std::shared_ptr<ServerSession*> self_;
   ConnectionDriver driver_;  // Last: destroyed first.
 };
 
-// ---- ServerStream ----
+// ---- Http2ServerStream ----
 
-ServerStream::ServerStream(ServerSession* session, uint32_t id,
-                           const hpack::HeaderList& headers, bool end_stream)
+Http2ServerStream::Http2ServerStream(ServerSession* session, uint32_t id,
+                                     const hpack::HeaderList& headers,
+                                     bool end_stream)
     : session_(session) {
   Init(id, headers, end_stream);
 }
 
-void ServerStream::Init(uint32_t id, const hpack::HeaderList& headers,
-                        bool end_stream) {
+void Http2ServerStream::Init(uint32_t id, const hpack::HeaderList& headers,
+                             bool end_stream) {
   id_ = id;
   headers_ = headers;  // Reuses the storage of a recycled stream.
   trailers_.clear();
@@ -191,28 +192,29 @@ void ServerStream::Init(uint32_t id, const hpack::HeaderList& headers,
   }
 }
 
-EventLoop* ServerStream::loop() const { return session_->driver().loop(); }
+EventLoop* Http2ServerStream::loop() const { return session_->driver().loop(); }
 
-void ServerStream::SetCallbacks(Callbacks callbacks, bool manual_flow_control) {
+void Http2ServerStream::SetCallbacks(Callbacks callbacks,
+                                     bool manual_flow_control) {
   callbacks_ = std::move(callbacks);
   manual_flow_control_ = manual_flow_control;
 }
 
-void ServerStream::ConsumeData(size_t bytes) {
+void Http2ServerStream::ConsumeData(size_t bytes) {
   if (closed_) return;
   session_->connection().ConsumeData(id_, bytes);
   session_->driver().ScheduleFlush();
 }
 
-absl::Status ServerStream::Respond(absl::Span<const hpack::HeaderField> headers,
-                                   bool end_stream) {
+absl::Status Http2ServerStream::Respond(
+    absl::Span<const hpack::HeaderField> headers, bool end_stream) {
   absl::Status status =
       session_->connection().SubmitHeaders(id_, headers, end_stream);
   session_->driver().ScheduleFlush();
   return status;
 }
 
-absl::Status ServerStream::Write(SliceBuffer data, bool end_stream) {
+absl::Status Http2ServerStream::Write(SliceBuffer data, bool end_stream) {
   Connection& conn = session_->connection();
   absl::Status status = conn.SubmitData(id_, std::move(data), end_stream);
   // Still queued (inside a callback, or waiting for a window or the output):
@@ -224,14 +226,14 @@ absl::Status ServerStream::Write(SliceBuffer data, bool end_stream) {
   return status;
 }
 
-absl::Status ServerStream::WriteTrailers(
+absl::Status Http2ServerStream::WriteTrailers(
     absl::Span<const hpack::HeaderField> trailers) {
   absl::Status status = session_->connection().SubmitTrailers(id_, trailers);
   session_->driver().ScheduleFlush();
   return status;
 }
 
-void ServerStream::Reset(Http2ErrorCode code) {
+void Http2ServerStream::Reset(Http2ErrorCode code) {
   if (closed_) return;
   reset_code_ = code;
   session_->connection().ResetStream(id_, code);

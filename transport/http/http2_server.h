@@ -1,10 +1,10 @@
 // Http2Server: an HTTP/2 server on N event loops (h2c with prior knowledge,
 // or TLS with ALPN h2), with a small request API for applications:
-// Http2Handler receives each request as a ServerStream, reads its body as
+// Http2Handler receives each request as an Http2ServerStream, reads its body as
 // Slices and answers with headers, data and trailers under flow control.
 //
 //   class Hello : public transport::Http2Handler {
-//     void OnRequest(transport::ServerStream* stream) override {
+//     void OnRequest(transport::Http2ServerStream* stream) override {
 //       stream->Respond({{":status", "200"}}, /*end_stream=*/false);
 //       stream->Write(transport::SliceBuffer("hello"), /*end_stream=*/true);
 //     }
@@ -17,14 +17,14 @@
 // Threading. Start() makes an EventLoopGroup of options.num_threads loops;
 // the listener runs on loop 0 and hands each accepted socket to the next loop
 // in round-robin order, which owns the connection for its whole life. Every
-// handler callback and every ServerStream method runs on (and must be called
-// on) the stream's loop thread: ServerStream::loop()->Post() from elsewhere.
-// Start, Shutdown and the destructor are called from a thread that is not
-// one of the server's loops.
+// handler callback and every Http2ServerStream method runs on (and must be
+// called on) the stream's loop thread: Http2ServerStream::loop()->Post() from
+// elsewhere. Start, Shutdown and the destructor are called from a thread that
+// is not one of the server's loops.
 //
 // The connection plumbing is ConnectionDriver (connection_driver.h); this
-// file only maps Connection events to ServerStreams, so an rpc layer can sit
-// on ConnectionDriver + Connection directly instead.
+// file only maps Connection events to Http2ServerStreams, so an rpc layer can
+// sit on ConnectionDriver + Connection directly instead.
 
 #ifndef TRANSPORT_HTTP2_SERVER_H_
 #define TRANSPORT_HTTP2_SERVER_H_
@@ -57,7 +57,7 @@ class ServerSession;
 // One request/response exchange. Owned by the server; valid from
 // Http2Handler::OnRequest until its on_close callback returns (the object is
 // then recycled for a later stream: keep no pointer to it).
-class ServerStream {
+class Http2ServerStream {
  public:
   struct Callbacks {
     // A piece of the request body (a Slice of the received bytes, no copy).
@@ -113,8 +113,8 @@ class ServerStream {
 
  private:
   friend class ServerSession;
-  ServerStream(ServerSession* session, uint32_t id,
-               const hpack::HeaderList& headers, bool end_stream);
+  Http2ServerStream(ServerSession* session, uint32_t id,
+                    const hpack::HeaderList& headers, bool end_stream);
   // (Re)starts this object as stream `id` (the session recycles streams).
   void Init(uint32_t id, const hpack::HeaderList& headers, bool end_stream);
 
@@ -137,7 +137,7 @@ class Http2Handler {
   // A new request, its headers complete. Runs on the connection's loop; must
   // not block. Typically sets the stream's callbacks and responds (now or
   // later, from the same loop).
-  virtual void OnRequest(ServerStream* stream) = 0;
+  virtual void OnRequest(Http2ServerStream* stream) = 0;
 };
 
 struct Http2ServerOptions {

@@ -125,7 +125,7 @@ ReadResult ReadFrames(int fd) {
 
 class NoResponse : public Http2Handler {
  public:
-  void OnRequest(ServerStream* /*stream*/) override {
+  void OnRequest(Http2ServerStream* /*stream*/) override {
     if (requests.fetch_add(1) == 0) first.Notify();
   }
   std::atomic<int> requests{0};
