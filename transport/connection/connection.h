@@ -48,8 +48,8 @@
 // sides closed) calls on it fail with kNotFound or do nothing, even before its
 // OnStreamClosed arrives; its user data stays readable through OnStreamClosed.
 
-#ifndef TRANSPORT_CONNECTION_H_
-#define TRANSPORT_CONNECTION_H_
+#ifndef TRANSPORT_CONNECTION_CONNECTION_H_
+#define TRANSPORT_CONNECTION_CONNECTION_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -478,4 +478,4 @@ class Connection {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_CONNECTION_H_
+#endif  // TRANSPORT_CONNECTION_CONNECTION_H_

@@ -20,8 +20,8 @@
 // epilogue, so a Stream* held across a listener callback stays valid (check
 // `state == kClosed`).
 
-#ifndef TRANSPORT_CONNECTION_IMPL_H_
-#define TRANSPORT_CONNECTION_IMPL_H_
+#ifndef TRANSPORT_CONNECTION_CONNECTION_IMPL_H_
+#define TRANSPORT_CONNECTION_CONNECTION_IMPL_H_
 
 #include <algorithm>
 #include <array>
@@ -410,4 +410,4 @@ class Connection::Impl : public FrameListener {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_CONNECTION_IMPL_H_
+#endif  // TRANSPORT_CONNECTION_CONNECTION_IMPL_H_

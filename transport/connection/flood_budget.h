@@ -7,8 +7,8 @@
 // bucket is pure arithmetic: `burst` tokens to start with, `per_second` more
 // per second, never more than `burst`.
 
-#ifndef TRANSPORT_FLOOD_BUDGET_H_
-#define TRANSPORT_FLOOD_BUDGET_H_
+#ifndef TRANSPORT_CONNECTION_FLOOD_BUDGET_H_
+#define TRANSPORT_CONNECTION_FLOOD_BUDGET_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -55,4 +55,4 @@ class FloodBudget {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_FLOOD_BUDGET_H_
+#endif  // TRANSPORT_CONNECTION_FLOOD_BUDGET_H_

@@ -19,8 +19,8 @@
 // then bounded by the limit plus the connection window, whatever the number
 // of streams (and by one stream window per stream).
 
-#ifndef TRANSPORT_FLOW_CONTROL_H_
-#define TRANSPORT_FLOW_CONTROL_H_
+#ifndef TRANSPORT_CONNECTION_FLOW_CONTROL_H_
+#define TRANSPORT_CONNECTION_FLOW_CONTROL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -152,4 +152,4 @@ WindowUpdateAction ConsumeReceived(ConnectionReceiveWindow* connection,
 
 }  // namespace transport
 
-#endif  // TRANSPORT_FLOW_CONTROL_H_
+#endif  // TRANSPORT_CONNECTION_FLOW_CONTROL_H_

@@ -22,8 +22,8 @@
 // decoder validates those; CheckHeaders does it when asked, for blocks we
 // send), and host/:authority agreement.
 
-#ifndef TRANSPORT_HEADER_RULES_H_
-#define TRANSPORT_HEADER_RULES_H_
+#ifndef TRANSPORT_CONNECTION_HEADER_RULES_H_
+#define TRANSPORT_CONNECTION_HEADER_RULES_H_
 
 #include <cstdint>
 #include <string_view>
@@ -105,4 +105,4 @@ HeaderRuleError CheckHeaders(HeaderKind kind, const Range& fields,
 
 }  // namespace transport
 
-#endif  // TRANSPORT_HEADER_RULES_H_
+#endif  // TRANSPORT_CONNECTION_HEADER_RULES_H_

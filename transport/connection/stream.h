@@ -7,8 +7,8 @@
 // ever sees its id. Streams are pooled and reused: Reset() keeps the queued
 // buffers' and header list's storage.
 
-#ifndef TRANSPORT_STREAM_H_
-#define TRANSPORT_STREAM_H_
+#ifndef TRANSPORT_CONNECTION_STREAM_H_
+#define TRANSPORT_CONNECTION_STREAM_H_
 
 #include <cstdint>
 
@@ -93,4 +93,4 @@ struct Stream {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_STREAM_H_
+#endif  // TRANSPORT_CONNECTION_STREAM_H_

@@ -33,8 +33,8 @@
 //
 // Threading: everything on the endpoint's loop thread. Not thread-safe.
 
-#ifndef TRANSPORT_CONNECTION_DRIVER_H_
-#define TRANSPORT_CONNECTION_DRIVER_H_
+#ifndef TRANSPORT_DRIVER_CONNECTION_DRIVER_H_
+#define TRANSPORT_DRIVER_CONNECTION_DRIVER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -196,4 +196,4 @@ class ConnectionDriver {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_CONNECTION_DRIVER_H_
+#endif  // TRANSPORT_DRIVER_CONNECTION_DRIVER_H_

@@ -7,8 +7,8 @@
 // (frame_collector.h) turns decoder callbacks into these structs, WriteFrame
 // (frame_writer.h) turns them into bytes.
 
-#ifndef TRANSPORT_FRAME_H_
-#define TRANSPORT_FRAME_H_
+#ifndef TRANSPORT_FRAME_FRAME_H_
+#define TRANSPORT_FRAME_FRAME_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -279,4 +279,4 @@ std::ostream& operator<<(std::ostream& os, const UnknownFrame& frame);
 
 }  // namespace transport
 
-#endif  // TRANSPORT_FRAME_H_
+#endif  // TRANSPORT_FRAME_FRAME_H_

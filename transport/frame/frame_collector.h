@@ -13,8 +13,8 @@
 // test can check where they point. Padding lengths are recovered from the frame
 // length.
 
-#ifndef TRANSPORT_FRAME_COLLECTOR_H_
-#define TRANSPORT_FRAME_COLLECTOR_H_
+#ifndef TRANSPORT_FRAME_FRAME_COLLECTOR_H_
+#define TRANSPORT_FRAME_FRAME_COLLECTOR_H_
 
 #include <cstdint>
 #include <optional>
@@ -114,4 +114,4 @@ class FrameCollector : public FrameListener {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_FRAME_COLLECTOR_H_
+#endif  // TRANSPORT_FRAME_FRAME_COLLECTOR_H_

@@ -50,8 +50,8 @@
 // PRIORITY frame, a zero WINDOW_UPDATE increment on a stream) goes to
 // OnStreamError; the frame is dropped and decoding goes on.
 
-#ifndef TRANSPORT_FRAME_DECODER_H_
-#define TRANSPORT_FRAME_DECODER_H_
+#ifndef TRANSPORT_FRAME_FRAME_DECODER_H_
+#define TRANSPORT_FRAME_FRAME_DECODER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -349,4 +349,4 @@ class FrameDecoder {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_FRAME_DECODER_H_
+#endif  // TRANSPORT_FRAME_FRAME_DECODER_H_

@@ -2,8 +2,8 @@
 // plus a byte swap each (memcpy compiles to a plain mov), the building blocks
 // of the fast paths. Header-only; no dependencies.
 
-#ifndef TRANSPORT_FRAME_WIRE_H_
-#define TRANSPORT_FRAME_WIRE_H_
+#ifndef TRANSPORT_FRAME_FRAME_WIRE_H_
+#define TRANSPORT_FRAME_FRAME_WIRE_H_
 
 #include <cstdint>
 #include <cstring>
@@ -52,4 +52,4 @@ inline void StoreBE64(uint8_t* p, uint64_t v) {
 }  // namespace wire
 }  // namespace transport
 
-#endif  // TRANSPORT_FRAME_WIRE_H_
+#endif  // TRANSPORT_FRAME_FRAME_WIRE_H_

@@ -15,8 +15,8 @@
 // exist to write valid frames fast (and, for tests, frames with padding or of
 // unknown types).
 
-#ifndef TRANSPORT_FRAME_WRITER_H_
-#define TRANSPORT_FRAME_WRITER_H_
+#ifndef TRANSPORT_FRAME_FRAME_WRITER_H_
+#define TRANSPORT_FRAME_FRAME_WRITER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -109,4 +109,4 @@ void WriteFrame(const Frame& frame, SliceBuffer* out);
 
 }  // namespace transport
 
-#endif  // TRANSPORT_FRAME_WRITER_H_
+#endif  // TRANSPORT_FRAME_FRAME_WRITER_H_

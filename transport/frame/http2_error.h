@@ -15,8 +15,8 @@
 // An Http2Error in the ok state carries nothing; making and copying one costs a
 // few stores (the message is an empty std::string).
 
-#ifndef TRANSPORT_HTTP2_ERROR_H_
-#define TRANSPORT_HTTP2_ERROR_H_
+#ifndef TRANSPORT_FRAME_HTTP2_ERROR_H_
+#define TRANSPORT_FRAME_HTTP2_ERROR_H_
 
 #include <cstdint>
 #include <memory>
@@ -140,4 +140,4 @@ std::ostream& operator<<(std::ostream& os, const Http2Error& error);
 
 }  // namespace transport
 
-#endif  // TRANSPORT_HTTP2_ERROR_H_
+#endif  // TRANSPORT_FRAME_HTTP2_ERROR_H_

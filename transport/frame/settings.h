@@ -9,8 +9,8 @@
 // FLOW_CONTROL_ERROR; our own values take effect only once the peer
 // acknowledges them.
 
-#ifndef TRANSPORT_SETTINGS_H_
-#define TRANSPORT_SETTINGS_H_
+#ifndef TRANSPORT_FRAME_SETTINGS_H_
+#define TRANSPORT_FRAME_SETTINGS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -187,4 +187,4 @@ struct Http2Settings {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_SETTINGS_H_
+#endif  // TRANSPORT_FRAME_SETTINGS_H_

@@ -14,8 +14,8 @@
 // every callback). BlockingHttp2Client (blocking_http2_client.h) wraps it for
 // tests and tools. The connection plumbing is ConnectionDriver.
 
-#ifndef TRANSPORT_HTTP2_CLIENT_H_
-#define TRANSPORT_HTTP2_CLIENT_H_
+#ifndef TRANSPORT_HTTP_HTTP2_CLIENT_H_
+#define TRANSPORT_HTTP_HTTP2_CLIENT_H_
 
 #include <cstdint>
 #include <memory>
@@ -188,4 +188,4 @@ class Http2Client final : public ConnectionListener,
 
 }  // namespace transport
 
-#endif  // TRANSPORT_HTTP2_CLIENT_H_
+#endif  // TRANSPORT_HTTP_HTTP2_CLIENT_H_

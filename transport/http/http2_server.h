@@ -26,8 +26,8 @@
 // file only maps Connection events to Http2ServerStreams, so an rpc layer can
 // sit on ConnectionDriver + Connection directly instead.
 
-#ifndef TRANSPORT_HTTP2_SERVER_H_
-#define TRANSPORT_HTTP2_SERVER_H_
+#ifndef TRANSPORT_HTTP_HTTP2_SERVER_H_
+#define TRANSPORT_HTTP_HTTP2_SERVER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -210,4 +210,4 @@ class Http2Server {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_HTTP2_SERVER_H_
+#endif  // TRANSPORT_HTTP_HTTP2_SERVER_H_

@@ -22,8 +22,8 @@
 // Threading: create, use and destroy on the loop's thread. Destroying the
 // resolver ends its pending lookups without running their callbacks.
 
-#ifndef TRANSPORT_DNS_RESOLVER_H_
-#define TRANSPORT_DNS_RESOLVER_H_
+#ifndef TRANSPORT_IO_DNS_RESOLVER_H_
+#define TRANSPORT_IO_DNS_RESOLVER_H_
 
 #include <cstdint>
 #include <memory>
@@ -81,4 +81,4 @@ class DnsResolver {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_DNS_RESOLVER_H_
+#endif  // TRANSPORT_IO_DNS_RESOLVER_H_

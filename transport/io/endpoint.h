@@ -24,8 +24,8 @@
 // Callbacks may call any method, including Close(), and may destroy the
 // endpoint. After Close() no callback runs.
 
-#ifndef TRANSPORT_ENDPOINT_H_
-#define TRANSPORT_ENDPOINT_H_
+#ifndef TRANSPORT_IO_ENDPOINT_H_
+#define TRANSPORT_IO_ENDPOINT_H_
 
 #include <cstddef>
 #include <string>
@@ -127,4 +127,4 @@ class Endpoint {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_ENDPOINT_H_
+#endif  // TRANSPORT_IO_ENDPOINT_H_

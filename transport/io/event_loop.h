@@ -34,8 +34,8 @@
 //   (*loop)->RunAfter(absl::Milliseconds(5), [&] { (*loop)->Stop(); });
 //   (*loop)->Run();
 
-#ifndef TRANSPORT_EVENT_LOOP_H_
-#define TRANSPORT_EVENT_LOOP_H_
+#ifndef TRANSPORT_IO_EVENT_LOOP_H_
+#define TRANSPORT_IO_EVENT_LOOP_H_
 
 #include <atomic>
 #include <chrono>
@@ -271,4 +271,4 @@ class EventLoopGroup {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_EVENT_LOOP_H_
+#endif  // TRANSPORT_IO_EVENT_LOOP_H_

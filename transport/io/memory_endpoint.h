@@ -23,8 +23,8 @@
 //
 // Threading: the loop's thread only, like every endpoint.
 
-#ifndef TRANSPORT_MEMORY_ENDPOINT_H_
-#define TRANSPORT_MEMORY_ENDPOINT_H_
+#ifndef TRANSPORT_IO_MEMORY_ENDPOINT_H_
+#define TRANSPORT_IO_MEMORY_ENDPOINT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -106,4 +106,4 @@ class MemoryEndpoint final : public Endpoint {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_MEMORY_ENDPOINT_H_
+#endif  // TRANSPORT_IO_MEMORY_ENDPOINT_H_

@@ -5,8 +5,8 @@
 // object on one thread at a time). Errors are absl::Status built from errno
 // (absl::ErrnoToStatus), with the operation and address in the message.
 
-#ifndef TRANSPORT_SOCKET_H_
-#define TRANSPORT_SOCKET_H_
+#ifndef TRANSPORT_IO_SOCKET_H_
+#define TRANSPORT_IO_SOCKET_H_
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -123,4 +123,4 @@ absl::Status SetNonBlocking(int fd);
 
 }  // namespace transport
 
-#endif  // TRANSPORT_SOCKET_H_
+#endif  // TRANSPORT_IO_SOCKET_H_

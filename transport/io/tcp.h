@@ -17,8 +17,8 @@
 // removes a stale socket file at its path before binding and its own file
 // when destroyed.
 
-#ifndef TRANSPORT_TCP_H_
-#define TRANSPORT_TCP_H_
+#ifndef TRANSPORT_IO_TCP_H_
+#define TRANSPORT_IO_TCP_H_
 
 #include <sys/types.h>
 
@@ -162,4 +162,4 @@ void TcpConnect(EventLoop* loop, const SocketAddress& address,
 
 }  // namespace transport
 
-#endif  // TRANSPORT_TCP_H_
+#endif  // TRANSPORT_IO_TCP_H_

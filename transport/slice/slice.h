@@ -29,8 +29,8 @@
 // literals, test data): no block, no counting; the caller keeps the bytes
 // alive.
 
-#ifndef TRANSPORT_SLICE_H_
-#define TRANSPORT_SLICE_H_
+#ifndef TRANSPORT_SLICE_SLICE_H_
+#define TRANSPORT_SLICE_SLICE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -256,4 +256,4 @@ inline bool operator!=(const SliceBuffer& a, const SliceBuffer& b) {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_SLICE_H_
+#endif  // TRANSPORT_SLICE_SLICE_H_

@@ -11,8 +11,8 @@
 //   std::vector<PeerFrame> out = peer.Read(&conn);
 //   EXPECT_EQ(events.lines(), (Lines{"headers 1 end :method=GET ..."}));
 
-#ifndef TRANSPORT_CONNECTION_TEST_UTIL_H_
-#define TRANSPORT_CONNECTION_TEST_UTIL_H_
+#ifndef TRANSPORT_TESTING_CONNECTION_TEST_UTIL_H_
+#define TRANSPORT_TESTING_CONNECTION_TEST_UTIL_H_
 
 #include <cstdint>
 #include <functional>
@@ -215,4 +215,4 @@ bool Shuttle(Connection* a, Connection* b, int64_t now_ns = 0,
 }  // namespace testing
 }  // namespace transport
 
-#endif  // TRANSPORT_CONNECTION_TEST_UTIL_H_
+#endif  // TRANSPORT_TESTING_CONNECTION_TEST_UTIL_H_

@@ -2,8 +2,8 @@
 // shape, and decoding of a byte string fed in pieces (the split-point tests and
 // the fuzzer compare the outcomes of different splits).
 
-#ifndef TRANSPORT_FRAME_TEST_UTIL_H_
-#define TRANSPORT_FRAME_TEST_UTIL_H_
+#ifndef TRANSPORT_TESTING_FRAME_TEST_UTIL_H_
+#define TRANSPORT_TESTING_FRAME_TEST_UTIL_H_
 
 #include <cstddef>
 #include <string>
@@ -54,4 +54,4 @@ DecodeOutcome DecodeInPieces(
 }  // namespace testing
 }  // namespace transport
 
-#endif  // TRANSPORT_FRAME_TEST_UTIL_H_
+#endif  // TRANSPORT_TESTING_FRAME_TEST_UTIL_H_

@@ -44,8 +44,8 @@
 // The message carries OpenSSL's reasons. After an error a session is dead
 // (every call returns it), but PendingOutput may still hold an alert to send.
 
-#ifndef TRANSPORT_TLS_H_
-#define TRANSPORT_TLS_H_
+#ifndef TRANSPORT_TLS_TLS_H_
+#define TRANSPORT_TLS_TLS_H_
 
 #include <cstddef>
 #include <functional>
@@ -286,4 +286,4 @@ class TlsSession {
 
 }  // namespace transport
 
-#endif  // TRANSPORT_TLS_H_
+#endif  // TRANSPORT_TLS_TLS_H_

@@ -21,8 +21,8 @@
 // ciphertext read chunk; Writev takes only what fits the output buffer after
 // pushing as much as the transport accepts.
 
-#ifndef TRANSPORT_TLS_ENDPOINT_H_
-#define TRANSPORT_TLS_ENDPOINT_H_
+#ifndef TRANSPORT_TLS_TLS_ENDPOINT_H_
+#define TRANSPORT_TLS_TLS_ENDPOINT_H_
 
 #include <memory>
 #include <string>
@@ -121,4 +121,4 @@ void TlsConnect(EventLoop* loop, const SocketAddress& address,
 
 }  // namespace transport
 
-#endif  // TRANSPORT_TLS_ENDPOINT_H_
+#endif  // TRANSPORT_TLS_TLS_ENDPOINT_H_
