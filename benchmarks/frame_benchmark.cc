@@ -1,25 +1,21 @@
 // The HTTP/2 frame layer (//transport frame codec), alone and with //hpack on a
 // gRPC call's request metadata.
 //
-//  * ParseFrameHeader: the 9-octet header, fast (one 64-bit load) vs octet by
-//  octet.
+//  * ParseFrameHeader: the 9-octet header, fast (one 64-bit load) vs octet
+//    by octet.
 //  * ParsePreface: the 24-octet client preface through the decoder, in one
-//  input (three
-//    64-bit compares) vs split in two (octet path).
+//    input (three 64-bit compares) vs split in two (octet path).
 //  * ParseSettings: a 6-entry SETTINGS frame decoded and applied to
-//  Http2Settings.
+//    Http2Settings.
 //  * GenerateDataFrame / ParseDataFrame: a 16 KiB DATA frame written (payload
-//  appended
-//    as a slice) and decoded (payload sliced from the input: bytes/s far above
-//    memcpy speed shows nothing was copied); ParseDataFrame/split feeds it as 4
-//    KiB reads.
-//  * GenerateHeadersFrameSteadyState: hpack::Encoder on the gRPC request (warm
-//  table)
-//    plus WriteHeaders into the output chain.
-//  * ParseHeadersFrameCold / SteadyState: FrameDecoder plus hpack::Decoder into
-//  a
-//    HeaderList: a new connection's first request (fresh decoder, literal
-//    fields) and a warm connection's (every field indexed).
+//    appended as a slice) and decoded (payload sliced from the input: bytes/s
+//    far above memcpy speed shows nothing was copied); ParseDataFrame/split
+//    feeds it as 4 KiB reads.
+//  * GenerateHeadersFrameSteadyState: hpack::Encoder on the gRPC request
+//    (warm table) plus WriteHeaders into the output chain.
+//  * ParseHeadersFrameCold / SteadyState: FrameDecoder plus hpack::Decoder
+//    into a HeaderList: a new connection's first request (fresh decoder,
+//    literal fields) and a warm connection's (every field indexed).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>

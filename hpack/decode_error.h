@@ -22,30 +22,39 @@ namespace hpack {
 enum class DecodeError : uint8_t {
   kOk = 0,
 
-  // Stream errors (the decoder stays usable).
-  kInvalidFieldName,    // A name breaks RFC 9113 section 8.2.1 (see
-                        // field_validation.h).
-  kInvalidFieldValue,   // A value breaks RFC 9113 section 8.2.1.
-  kHeaderListTooLarge,  // The fields exceed the decoder's max header list size.
+  // ---- Stream errors (the decoder stays usable) ----
+  // A name breaks RFC 9113 section 8.2.1 (see field_validation.h).
+  kInvalidFieldName,
+  // A value breaks RFC 9113 section 8.2.1.
+  kInvalidFieldValue,
+  // The fields exceed the decoder's max header list size.
+  kHeaderListTooLarge,
 
-  // Connection errors (sticky).
-  kTruncated,        // The block ends inside a representation or an integer.
-  kIntegerOverflow,  // An integer above 2^32-1, or too many octets long.
-  kStringTooLong,  // A string literal's length runs past the end of the block.
-  kIndexZero,      // Index 0 in an indexed field (RFC 7541 section 6.1).
-  kIndexOutOfRange,        // An index past the static and dynamic tables.
-  kHuffmanEos,             // EOS symbol inside a Huffman string (RFC 7541 5.2).
-  kHuffmanPaddingTooLong,  // More than 7 bits of Huffman padding.
-  kHuffmanPaddingNotOnes,  // Huffman padding that is not the EOS prefix (all
-                           // ones).
-  kTableSizeUpdateNotAtStart,  // A dynamic table size update after a field (RFC
-                               // 7541 4.2).
-  kTableSizeUpdateTooLarge,    // An update above the limit (our
-                               // SETTINGS_HEADER_TABLE_SIZE), or above the
-                               // smallest limit since the previous block.
-  kMissingTableSizeUpdate,  // The limit went below the table size and the next
-                            // block did not start with an update (RFC 7541
-                            // section 4.2).
+  // ---- Connection errors (sticky) ----
+  // The block ends inside a representation or an integer.
+  kTruncated,
+  // An integer above 2^32-1, or too many octets long.
+  kIntegerOverflow,
+  // A string literal's length runs past the end of the block.
+  kStringTooLong,
+  // Index 0 in an indexed field (RFC 7541 section 6.1).
+  kIndexZero,
+  // An index past the static and dynamic tables.
+  kIndexOutOfRange,
+  // EOS symbol inside a Huffman string (RFC 7541 section 5.2).
+  kHuffmanEos,
+  // More than 7 bits of Huffman padding.
+  kHuffmanPaddingTooLong,
+  // Huffman padding that is not the EOS prefix (all ones).
+  kHuffmanPaddingNotOnes,
+  // A dynamic table size update after a field (RFC 7541 section 4.2).
+  kTableSizeUpdateNotAtStart,
+  // An update above the limit (our SETTINGS_HEADER_TABLE_SIZE), or above the
+  // smallest limit since the previous block.
+  kTableSizeUpdateTooLarge,
+  // The limit went below the table size and the next block did not start
+  // with an update (RFC 7541 section 4.2).
+  kMissingTableSizeUpdate,
 };
 
 // "ok", "invalid_field_name", ...: a stable snake_case name for every value.

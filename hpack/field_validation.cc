@@ -13,9 +13,9 @@ constexpr uint64_t kHighBits = 0x8080808080808080ull;
 // its neighbour.
 inline uint64_t UpperMask(uint64_t w) {
   const uint64_t low7 = w & ~kHighBits;
-  const uint64_t ge_a = low7 + (0x80 - 'A') * kOnes;  // Bit 7 set iff >= 'A'.
-  const uint64_t gt_z =
-      low7 + (0x80 - 'Z' - 1) * kOnes;  // Bit 7 set iff > 'Z'.
+  // Bit 7 of an octet set iff it is >= 'A', and iff it is > 'Z'.
+  const uint64_t ge_a = low7 + (0x80 - 'A') * kOnes;
+  const uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * kOnes;
   return ge_a & ~gt_z & ~w & kHighBits;
 }
 

@@ -8,8 +8,8 @@ namespace {
 using static_table_internal::kStaticEntries;
 using static_table_internal::kStaticTableSize;
 
-constexpr size_t kSlots =
-    128;  // Power of two, more than twice the 52 distinct names.
+// A power of two, more than twice the 52 distinct names.
+constexpr size_t kSlots = 128;
 constexpr size_t kSlotMask = kSlots - 1;
 
 // Open addressing with linear probing: slot -> first index of a name, 0 when

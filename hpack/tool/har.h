@@ -1,8 +1,8 @@
 // HAR (HTTP Archive, the format browsers export from their developer tools) to
 // HTTP/2 messages, for the compression ratio table.
 //
-// Reads log.entries[] in file order. Each entry whose URL is http: or https:
-// gives
+// Reads log.entries[] in file order. Each entry whose URL is http: or
+// https: gives
 //  * a request: :method (request.method), :scheme and :path (path and query of
 //    request.url; "/" when empty), :authority (the Host header if there is
 //    one, else the URL's host[:port]), then request.headers in order with
