@@ -98,7 +98,7 @@ bool Connection::Impl::Receive(const Slice& bytes, int64_t now_ns) {
   if (dead_) return false;
   now_ = now_ns;
   Http2Error e = decoder_.Decode(bytes);
-  if (!e.ok() && !dead_) ConnectionError(std::move(e));
+  if (!e.ok() && !dead_) FrameDecoderFailed(e);
   return !dead_;
 }
 
@@ -107,14 +107,15 @@ bool Connection::Impl::Receive(const SliceBuffer& bytes, int64_t now_ns) {
   if (dead_) return false;
   now_ = now_ns;
   Http2Error e = decoder_.Decode(bytes);
-  if (!e.ok() && !dead_) ConnectionError(std::move(e));
+  if (!e.ok() && !dead_) FrameDecoderFailed(e);
   return !dead_;
 }
 
 void Connection::Impl::OnTransportClosed() {
   CallScope scope(this);
   if (dead_) return;
-  Kill(Http2Error::Connection(Http2ErrorCode::kCancel, "transport closed"),
+  Kill(ConnectionError(Http2ErrorCode::kCancel,
+                       ConnectionErrorReason::kTransportClosed),
        Http2ErrorCode::kCancel, /*remote=*/true, /*report=*/false);
 }
 
@@ -157,11 +158,13 @@ void Connection::Impl::OnTimer(int64_t now_ns) {
   if (dead_) return;
   now_ = now_ns;
   if (awaiting_settings_ack_ && now_ns >= settings_deadline_) {
-    ConnectionError(Http2ErrorCode::kSettingsTimeout, "no SETTINGS ACK");
+    FailConnection(Http2ErrorCode::kSettingsTimeout,
+                   ConnectionErrorReason::kSettingsTimeout);
     return;
   }
   if (now_ns >= block_deadline_) {
-    ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "header block timeout");
+    FailConnection(Http2ErrorCode::kEnhanceYourCalm,
+                   ConnectionErrorReason::kHeaderBlockTimeout);
     return;
   }
   if (shutdown_ping_outstanding_ && now_ns >= shutdown_deadline_) {
@@ -210,8 +213,9 @@ void Connection::Impl::GoAway(Http2ErrorCode code,
     return;
   }
   WriteGoAway(last_accepted_id_, code, debug_data, &output_);
-  Kill(Http2Error::Connection(code, std::string(debug_data)), code,
-       /*remote=*/false, /*report=*/false);
+  Kill(ConnectionError(code, ConnectionErrorReason::kApplicationGoAway,
+                       std::string(debug_data)),
+       code, /*remote=*/false, /*report=*/false);
 }
 
 void Connection::Impl::SendFinalGoAway() {
@@ -402,57 +406,67 @@ void Connection::Impl::MaybeAckResets() {
 
 // ---- Errors ----
 
-bool Connection::Impl::TakeToken(FloodBudget* budget, const char* what) {
+bool Connection::Impl::TakeToken(FloodBudget* budget,
+                                 ConnectionErrorReason flood) {
   if (budget->Take(now_)) return true;
-  ConnectionError(Http2ErrorCode::kEnhanceYourCalm, what);
+  FailConnection(Http2ErrorCode::kEnhanceYourCalm, flood);
   return false;
 }
 
-void Connection::Impl::StreamError(Stream* s, Http2ErrorCode code) {
+void Connection::Impl::FailStream(Stream* s, const StreamError& error) {
   if (dead_ || s->state == StreamState::kClosed) return;
   const uint32_t id = s->id;
   if (!CountReply()) return;
-  WriteRstStream(id, code, &output_);
+  WriteRstStream(id, error.code, &output_);
   NoteResetSent(s);
-  listener_->OnStreamReset(id, code, /*remote=*/false);
+  listener_->OnStreamError(id, error);
+  listener_->OnStreamReset(id, error.code, /*remote=*/false);
   CloseStream(s, /*reset_by_us=*/true);
-  TakeToken(&resets_, "too many stream errors");
+  TakeToken(&resets_, ConnectionErrorReason::kStreamErrorFlood);
 }
 
-void Connection::Impl::StreamErrorOnId(uint32_t stream_id,
-                                       Http2ErrorCode code) {
+void Connection::Impl::FailStreamId(uint32_t stream_id,
+                                    const StreamError& error) {
   if (dead_) return;
   Stream* s = FindActive(stream_id);
   if (s != nullptr) {
-    StreamError(s, code);
+    FailStream(s, error);
     return;
   }
   if (!CountReply()) return;
-  WriteRstStream(stream_id, code, &output_);
-  TakeToken(&resets_, "too many stream errors");
+  WriteRstStream(stream_id, error.code, &output_);
+  TakeToken(&resets_, ConnectionErrorReason::kStreamErrorFlood);
 }
 
-void Connection::Impl::ConnectionError(Http2ErrorCode code,
-                                       std::string message) {
-  ConnectionError(Http2Error::Connection(code, std::move(message)));
+void Connection::Impl::FrameDecoderFailed(const Http2Error& e) {
+  // A bad SETTINGS value carries its setting in the message; every other
+  // decoder error is named by its FrameDecodeError.
+  const FrameDecodeError reason = decoder_.error_reason();
+  if (reason == FrameDecodeError::kInvalidSettingValue) {
+    FailConnection(e.code(), ConnectionErrorReason::kBadSetting, e.message());
+  } else {
+    FailConnection(e.code(), ConnectionErrorReason::kBadFrame,
+                   FrameDecodeErrorName(reason));
+  }
 }
 
-void Connection::Impl::ConnectionError(Http2Error error) {
+void Connection::Impl::FailConnection(Http2ErrorCode code,
+                                      ConnectionErrorReason reason,
+                                      std::string detail) {
   if (dead_) return;
-  WriteGoAway(last_accepted_id_, error.code(), error.message(), &output_);
-  const Http2ErrorCode code = error.code();
+  ConnectionError error(code, reason, std::move(detail));
+  WriteGoAway(last_accepted_id_, code, error.DebugData(), &output_);
   Kill(std::move(error), code, /*remote=*/false, /*report=*/true);
 }
 
-void Connection::Impl::Kill(Http2Error error, Http2ErrorCode stream_code,
+void Connection::Impl::Kill(ConnectionError error, Http2ErrorCode stream_code,
                             bool remote, bool report) {
   if (dead_) return;
   dead_ = true;
   error_ = std::move(error);
   if (!decoder_.failed()) {
-    decoder_.Stop(error_.is_connection_error()
-                      ? error_
-                      : Http2Error::Connection(error_.code(), "stopped"));
+    // No callback follows; Decode returns this (never read: we are dead).
+    decoder_.Stop(Http2Error::Connection(error_.code(), error_.DebugData()));
   }
   write_queue_.clear();
   write_head_ = 0;
@@ -596,7 +610,7 @@ Role Connection::role() const { return impl_->role(); }
 bool Connection::dead() const { return impl_->dead(); }
 bool Connection::done() const { return impl_->done(); }
 bool Connection::goaway_received() const { return impl_->goaway_received(); }
-const Http2Error& Connection::error() const { return impl_->error(); }
+const ConnectionError& Connection::error() const { return impl_->error(); }
 const Http2Settings& Connection::local_settings() const {
   return impl_->local_settings();
 }

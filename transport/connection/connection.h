@@ -34,11 +34,13 @@
 // counted and bounded by options.max_queued_replies. A PING ACK therefore
 // overtakes every queued DATA octet not yet in the output.
 //
-// Errors (RFC 9113 5.4). Every failure is classified where it is found: a
-// stream error resets one stream (RST_STREAM out, OnStreamReset with
+// Errors (RFC 9113 5.4). Every failure is classified where it is found, and
+// named (connection_error.h): a stream error resets one stream (RST_STREAM
+// out, OnStreamError with its StreamErrorReason, OnStreamReset with
 // remote = false) and the connection goes on; a connection error writes
-// GOAWAY(last peer stream we accepted, code, message as debug data), ends every
-// stream, calls OnConnectionError, and the connection is dead: Receive ignores
+// GOAWAY(last peer stream we accepted, code, the ConnectionErrorReason's name
+// as debug data: "ping_flood", "hpack_error: index_zero"), ends every stream,
+// calls OnConnectionError, and the connection is dead: Receive ignores
 // further input and returns false, submits fail with kUnavailable, and the
 // output (ending with the GOAWAY) only waits to be flushed.
 //
@@ -61,6 +63,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hpack/header_list.h"
+#include "transport/connection/connection_error.h"
 #include "transport/frame/http2_error.h"
 #include "transport/frame/settings.h"
 #include "transport/slice/slice.h"
@@ -220,7 +223,8 @@ struct ConnectionOptions {
 //   OnData(piece)* , OnEndStream | OnTrailers, OnStreamClosed   as above
 //                                           (OnHeaderListTooLarge in place
 //                                           of OnTrailers, either role)
-// At any point before OnStreamClosed: OnStreamReset, OnStreamWritable.
+// At any point before OnStreamClosed: OnStreamReset (after OnStreamError for
+// a stream error we found), OnStreamWritable.
 // OnStreamClosed and OnStreamWritable are delivered at the end of the
 // outermost Connection call (after its DATA pump; so never in the middle of
 // the application's own submit), OnStreamClosed in order of closing.
@@ -275,11 +279,17 @@ class ConnectionListener {
   virtual void OnEndStream(uint32_t stream_id) = 0;
   // The stream ended abnormally: the peer's RST_STREAM (remote = true), a
   // GOAWAY that excluded it (kRefusedStream, remote = true: safe to retry), a
-  // stream error we found (remote = false, the code we sent), the connection
-  // failing (remote = false) or the transport closing (kCancel, remote =
-  // true). OnStreamClosed follows.
+  // stream error we found (remote = false, the code we sent; OnStreamError
+  // came just before), the connection failing (remote = false; error() says
+  // why) or the transport closing (kCancel, remote = true). OnStreamClosed
+  // follows.
   virtual void OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
                              bool remote) = 0;
+  // A stream error we found on the peer's frames, and why (the header rule,
+  // HPACK field error, ... behind it): right before its
+  // OnStreamReset(error.code, /*remote=*/false).
+  virtual void OnStreamError(uint32_t /*stream_id*/,
+                             const StreamError& /*error*/) {}
   // The stream is gone: its id is closed, its user data may be released.
   virtual void OnStreamClosed(uint32_t /*stream_id*/) {}
   // Client: the stream's HEADERS were written (it left the pending queue).
@@ -307,7 +317,9 @@ class ConnectionListener {
   // OnStreamReset(kRefusedStream, true) right after; no new ones can start.
   virtual void OnGoAway(uint32_t /*last_stream_id*/, Http2ErrorCode /*code*/,
                         std::string_view /*debug_data*/) {}
-  virtual void OnConnectionError(const Http2Error& /*error*/) {}
+  // We failed the connection: `error` names why (its DebugData() went out in
+  // our GOAWAY).
+  virtual void OnConnectionError(const ConnectionError& /*error*/) {}
   virtual void OnDrained() {}
 };
 
@@ -434,8 +446,10 @@ class Connection {
   // The peer sent GOAWAY: no new streams here (a client opens another
   // connection); those at or below its last stream id go on.
   bool goaway_received() const;
-  // The connection error (ok() unless one happened).
-  const Http2Error& error() const;
+  // Why the connection died: ok() unless a connection error happened, GoAway
+  // was called with an error code (kApplicationGoAway) or the transport
+  // closed (kTransportClosed).
+  const ConnectionError& error() const;
   const Http2Settings& local_settings() const;
   // The peer's settings as applied so far (protocol defaults until its
   // SETTINGS arrive).

@@ -351,7 +351,8 @@ TEST_F(HeaderLimitsServerTest, DefaultHardCapPlusOneIsEnhanceYourCalm) {
   SendBlock(1, block, true, 16384);
   EXPECT_FALSE(Feed());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 0 ENHANCE_YOUR_CALM"));
-  EXPECT_EQ(conn_->error().message(), "header block too large");
+  EXPECT_EQ(conn_->error().reason(),
+            ConnectionErrorReason::kHeaderBlockTooLarge);
   EXPECT_THAT(events_.Matching("too_large"), IsEmpty());
 }
 
@@ -370,7 +371,7 @@ TEST_F(HeaderLimitsServerTest, LargeBlockInSmallFragmentsIsNotAFlood) {
   for (int i = 0; i < 129; ++i) peer_.Continuation(3, "", false);
   EXPECT_FALSE(Feed());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 1 ENHANCE_YOUR_CALM"));
-  EXPECT_EQ(conn_->error().message(), "CONTINUATION flood");
+  EXPECT_EQ(conn_->error().reason(), ConnectionErrorReason::kContinuationFlood);
 }
 
 // A block begun and never finished holds the connection (nothing else may
@@ -390,7 +391,8 @@ TEST_F(HeaderLimitsServerTest, UnfinishedBlockTimesOut) {
   conn_->OnTimer(1050);
   EXPECT_TRUE(conn_->dead());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 0 ENHANCE_YOUR_CALM"));
-  EXPECT_EQ(conn_->error().message(), "header block timeout");
+  EXPECT_EQ(conn_->error().reason(),
+            ConnectionErrorReason::kHeaderBlockTimeout);
 }
 
 TEST_F(HeaderLimitsServerTest, FinishedBlockClearsTheTimeout) {

@@ -40,6 +40,7 @@
 #include "hpack/encoder.h"
 #include "hpack/header_list.h"
 #include "transport/connection/connection.h"
+#include "transport/connection/connection_error.h"
 #include "transport/connection/flood_budget.h"
 #include "transport/connection/flow_control.h"
 #include "transport/connection/header_rules.h"
@@ -94,7 +95,7 @@ class Connection::Impl : public FrameListener {
   bool dead() const { return dead_; }
   bool done() const { return dead_ || drained_; }
   bool goaway_received() const { return goaway_received_; }
-  const Http2Error& error() const { return error_; }
+  const ConnectionError& error() const { return error_; }
   const Http2Settings& local_settings() const { return local_; }
   const Http2Settings& remote_settings() const { return remote_; }
   size_t num_active_streams() const { return active_local_ + active_peer_; }
@@ -286,20 +287,32 @@ class Connection::Impl : public FrameListener {
   // Sends the reset PING, or stops counting the resets, when streams wait
   // for them (options.reset_ping_*); the epilogue calls it.
   void MaybeAckResets();
-  // Stream error: RST_STREAM(code), OnStreamReset(code, false), close. Counts
-  // against the stream_resets budget (the peer caused it).
-  void StreamError(Stream* s, Http2ErrorCode code);
+  // Stream error: RST_STREAM(error.code), OnStreamError, OnStreamReset(code,
+  // false), close. Counts against the stream_resets budget (the peer caused
+  // it).
+  void FailStream(Stream* s, const StreamError& error);
+  void FailStream(Stream* s, Http2ErrorCode code, StreamErrorReason reason) {
+    FailStream(s, StreamError{code, reason, {}});
+  }
   // The same for an id without a live Stream (no listener event).
-  void StreamErrorOnId(uint32_t stream_id, Http2ErrorCode code);
-  // Connection error: GOAWAY, every stream reset, OnConnectionError.
-  void ConnectionError(Http2ErrorCode code, std::string message);
-  void ConnectionError(Http2Error error);
+  void FailStreamId(uint32_t stream_id, const StreamError& error);
+  void FailStreamId(uint32_t stream_id, Http2ErrorCode code,
+                    StreamErrorReason reason) {
+    FailStreamId(stream_id, StreamError{code, reason, {}});
+  }
+  // The frame decoder failed with `e` (a connection error).
+  void FrameDecoderFailed(const Http2Error& e);
+  // Connection error: GOAWAY(code, its DebugData()), every stream reset,
+  // OnConnectionError. `detail` is built by the caller only on error.
+  void FailConnection(Http2ErrorCode code, ConnectionErrorReason reason,
+                      std::string detail = std::string());
   // Ends the connection: every stream gets OnStreamReset(code, remote) and is
   // closed; OnConnectionError if `report`.
-  void Kill(Http2Error error, Http2ErrorCode stream_code, bool remote,
+  void Kill(ConnectionError error, Http2ErrorCode stream_code, bool remote,
             bool report);
-  // Takes a flood token; false (connection error ENHANCE_YOUR_CALM) if none.
-  bool TakeToken(FloodBudget* budget, const char* what);
+  // Takes a flood token; false (connection error ENHANCE_YOUR_CALM `flood`)
+  // if none.
+  bool TakeToken(FloodBudget* budget, ConnectionErrorReason flood);
   void SendFinalGoAway();
   void AfterCall();
   // Delivers deferred OnStreamClosed; true if any.
@@ -397,7 +410,7 @@ class Connection::Impl : public FrameListener {
 
   // Lifecycle.
   bool dead_ = false;
-  Http2Error error_;
+  ConnectionError error_;
   bool shutdown_started_ = false;
   bool shutdown_ping_outstanding_ = false;
   int64_t shutdown_deadline_ = kNoDeadline;

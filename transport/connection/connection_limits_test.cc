@@ -18,6 +18,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
+using ::testing::StartsWith;
 
 constexpr int64_t kSecond = int64_t{1000} * 1000 * 1000;
 
@@ -32,7 +33,22 @@ class LimitsTest : public ::testing::Test {
     events_.Clear();
   }
   bool Feed() { return conn_->Receive(peer_.TakeSlice(), now_); }
-  Lines Read() { return ToStrings(peer_.Read(conn_.get())); }
+  Lines Read() {
+    read_ = peer_.Read(conn_.get());
+    return ToStrings(read_);
+  }
+  // The connection failed for `reason`: error(), OnConnectionError and the
+  // debug data of the GOAWAY last Read() all name it.
+  void ExpectFailed(ConnectionErrorReason reason) {
+    EXPECT_EQ(conn_->error().reason(), reason) << conn_->error();
+    EXPECT_EQ(events_.connection_error(), conn_->error());
+    std::string debug = "(no GOAWAY)";
+    for (const PeerFrame& f : read_) {
+      if (f.type == FrameType::kGoAway) debug = f.debug;
+    }
+    EXPECT_EQ(debug, conn_->error().DebugData());
+    EXPECT_THAT(debug, StartsWith(std::string(Name(reason))));
+  }
   Lines Exchange() {
     Feed();
     return Read();
@@ -44,6 +60,7 @@ class LimitsTest : public ::testing::Test {
   }
 
   std::vector<Setting> settings_;
+  std::vector<PeerFrame> read_;  // What the last Read() returned.
   ScriptedPeer peer_{Role::kClient};
   RecordingListener events_;
   std::unique_ptr<Connection> conn_;
@@ -85,6 +102,8 @@ TEST_F(LimitsTest, Sec6_9_DataBeyondConnectionWindowIsFlowControlError) {
   for (int i = 0; i < 2; ++i) peer_.Data(3, std::string(16384, 'a'), false);
   EXPECT_FALSE(Feed());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 3 FLOW_CONTROL_ERROR"));
+  ExpectFailed(ConnectionErrorReason::kConnectionWindowExceeded);
+  EXPECT_EQ(conn_->error().detail(), "stream 3");
 }
 
 TEST_F(LimitsTest, Sec6_9_WindowUpdatesFollowTheApplication) {
@@ -127,6 +146,7 @@ TEST_F(LimitsTest, Sec6_9_1_ConnectionWindowUpdateOverflowIsConnectionError) {
   peer_.WindowUpdate(0, kMaxWindowSize);
   EXPECT_FALSE(Feed());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 0 FLOW_CONTROL_ERROR"));
+  ExpectFailed(ConnectionErrorReason::kConnectionWindowOverflow);
 }
 
 TEST_F(LimitsTest, Sec6_9_SendWaitsForTheWindowAndSaysWhenWritable) {
@@ -162,6 +182,8 @@ TEST_F(LimitsTest, RapidResetIsEnhanceYourCalm) {  // CVE-2023-44487.
   peer_.Headers(id, GetRequest(), false).RstStream(id, Http2ErrorCode::kCancel);
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 21 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kRstStreamFlood);
+  EXPECT_EQ(conn_->error().DebugData(), "rst_stream_flood");
 }
 
 TEST_F(LimitsTest, ResetsWithinTheRateAreFine) {
@@ -185,6 +207,7 @@ TEST_F(LimitsTest, StreamErrorsCountAsResets) {
   }
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kStreamErrorFlood);
 }
 
 TEST_F(LimitsTest, ContinuationFloodByOctets) {
@@ -198,6 +221,7 @@ TEST_F(LimitsTest, ContinuationFloodByOctets) {
   }
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kHeaderBlockTooLarge);
   EXPECT_THAT(events_.Matching("headers"), IsEmpty());
 }
 
@@ -208,6 +232,7 @@ TEST_F(LimitsTest, ContinuationFloodByFrames) {
   for (int i = 0; i < 1000; ++i) peer_.Continuation(1, "", false);
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kContinuationFlood);
 }
 
 // The frame bound is exact: a block in HEADERS plus max_continuation_frames
@@ -228,6 +253,7 @@ TEST_F(LimitsTest, ContinuationFramesExactlyAtTheLimit) {
   peer_.Continuation(3, "", true);  // The 4th.
   EXPECT_FALSE(Feed());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 1 ENHANCE_YOUR_CALM"));
+  ExpectFailed(ConnectionErrorReason::kContinuationFlood);
   EXPECT_THAT(events_.Matching("headers 3"), IsEmpty());
 }
 
@@ -256,14 +282,14 @@ void IndexThenReference(ScriptedPeer* peer, int copies) {
 
 // The rule: only a block past the hard cap, or an HPACK bomb, is a
 // connection error. A block decoding to more than 64 times both its octets
-// and our limit is the bomb: GOAWAY ENHANCE_YOUR_CALM "HPACK bomb".
+// and our limit is the bomb: GOAWAY ENHANCE_YOUR_CALM "hpack_bomb".
 TEST_F(LimitsTest, HpackBombIsAConnectionError) {
   Init(ServerOptions());
   IndexThenReference(&peer_, 1000);  // 3 MB decoded from about 2 KB.
   ASSERT_LT(peer_.pending_bytes(), 8000u);
   EXPECT_FALSE(Feed());
   EXPECT_THAT(Read(), ElementsAre("GOAWAY 1 ENHANCE_YOUR_CALM"));
-  EXPECT_EQ(conn_->error().message(), "HPACK bomb");
+  ExpectFailed(ConnectionErrorReason::kHpackBomb);
   EXPECT_THAT(events_.Matching("headers"),
               ElementsAre(::testing::StartsWith("headers 1 end")));
 }
@@ -275,6 +301,10 @@ TEST_F(LimitsTest, ModerateOverflowByReferenceIsAStreamError) {
   IndexThenReference(&peer_, 10);
   EXPECT_THAT(Exchange(), ElementsAre("RST_STREAM 3 PROTOCOL_ERROR"));
   EXPECT_FALSE(conn_->dead());
+  ASSERT_THAT(events_.stream_errors(), SizeIs(1));
+  EXPECT_EQ(events_.stream_errors()[0].first, 3u);
+  EXPECT_EQ(events_.stream_errors()[0].second.reason,
+            StreamErrorReason::kHeaderListTooLarge);
   EXPECT_THAT(events_.Matching("headers"),
               ElementsAre(::testing::StartsWith("headers 1 end"),
                           ::testing::StartsWith("headers 5 end")));
@@ -287,6 +317,7 @@ TEST_F(LimitsTest, SettingsFlood) {
   for (int i = 0; i < 5; ++i) peer_.Settings({});
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kSettingsFlood);
 }
 
 TEST_F(LimitsTest, PingFlood) {
@@ -296,6 +327,7 @@ TEST_F(LimitsTest, PingFlood) {
   for (int i = 0; i < 6; ++i) peer_.Ping(i);
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kPingFlood);
 }
 
 TEST_F(LimitsTest, RepliesToAPeerThatDoesNotRead) {
@@ -311,6 +343,7 @@ TEST_F(LimitsTest, RepliesToAPeerThatDoesNotRead) {
   for (int i = 0; i < 11; ++i) peer_.Ping(i);
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kUnreadReplies);
 }
 
 TEST_F(LimitsTest, EmptyDataFlood) {
@@ -321,6 +354,7 @@ TEST_F(LimitsTest, EmptyDataFlood) {
   for (int i = 0; i < 21; ++i) peer_.Data(1, "", false);
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 1 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kEmptyDataFlood);
 }
 
 TEST_F(LimitsTest, WindowUpdateFlood) {
@@ -330,6 +364,7 @@ TEST_F(LimitsTest, WindowUpdateFlood) {
   for (int i = 0; i < 51; ++i) peer_.WindowUpdate(0, 1);
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kWindowUpdateFlood);
 }
 
 TEST_F(LimitsTest, PriorityAndUnknownFrameFlood) {
@@ -341,6 +376,30 @@ TEST_F(LimitsTest, PriorityAndUnknownFrameFlood) {
   peer_.Priority(3, 0);
   EXPECT_FALSE(Feed());
   EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kPriorityFlood);
+}
+
+// The same budget, named by the frame that found it empty.
+TEST_F(LimitsTest, UnknownFrameFlood) {
+  ConnectionOptions o = ServerOptions();
+  o.other_frames = {50, 1};
+  Init(o);
+  for (int i = 0; i < 25; ++i) peer_.Priority(1, 0).Unknown(0x42, 0, 3);
+  EXPECT_TRUE(Feed());
+  peer_.Unknown(0x42, 0, 3);
+  EXPECT_FALSE(Feed());
+  EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kUnknownFrameFlood);
+}
+
+TEST_F(LimitsTest, UnsolicitedSettingsAckFlood) {
+  ConnectionOptions o = ServerOptions();
+  o.other_frames = {5, 1};
+  Init(o);  // Our SETTINGS were ACKed once: the rest are unsolicited.
+  for (int i = 0; i < 6; ++i) peer_.SettingsAck();
+  EXPECT_FALSE(Feed());
+  EXPECT_EQ(Read().back(), "GOAWAY 0 ENHANCE_YOUR_CALM");
+  ExpectFailed(ConnectionErrorReason::kSettingsAckFlood);
 }
 
 TEST_F(LimitsTest, PeerThatNeverReadsBoundsOurOutput) {

@@ -12,6 +12,28 @@
 #include "transport/frame/frame_writer.h"
 
 namespace transport {
+namespace {
+
+// Details of connection errors, built only when one happens.
+std::string StreamDetail(uint32_t stream_id) {
+  return "stream " + std::to_string(stream_id);
+}
+
+std::string BlockSizeDetail(size_t octets) {
+  return std::to_string(octets) + " octets";
+}
+
+StreamError BadField(hpack::DecodeError e) {
+  return {Http2ErrorCode::kProtocolError, StreamErrorReason::kBadField,
+          hpack::DecodeErrorName(e)};
+}
+
+StreamError BrokenRule(HeaderRuleError e) {
+  return {Http2ErrorCode::kProtocolError, StreamErrorReason::kHeaderRule,
+          HeaderRuleErrorName(e)};
+}
+
+}  // namespace
 
 // ---- DATA ----
 
@@ -25,45 +47,52 @@ void Connection::Impl::OnDataStart(const FrameHeader& header) {
   // becomes of the stream (RFC 9113 6.9).
   uint32_t increment = 0;
   if (!conn_recv_.OnReceived(header.length, &increment)) {
-    ConnectionError(Http2ErrorCode::kFlowControlError,
-                    "DATA beyond the connection window");
+    FailConnection(Http2ErrorCode::kFlowControlError,
+                   ConnectionErrorReason::kConnectionWindowExceeded,
+                   StreamDetail(id));
     return;
   }
   // Within the receive buffer limit the connection's credit goes back now.
   if (increment > 0) WriteWindowUpdate(0, increment, &output_);
   peer_sent_since_reset_ping_ = true;
   if (header.length == 0 && !header.has_flags(kFlagEndStream) &&
-      !TakeToken(&empty_data_, "empty DATA flood")) {
+      !TakeToken(&empty_data_, ConnectionErrorReason::kEmptyDataFlood)) {
     return;
   }
   Stream* s = FindActive(id);
   if (s == nullptr) {
     if (IsIdle(id)) {
-      ConnectionError(Http2ErrorCode::kProtocolError, "DATA on idle stream");
+      FailConnection(Http2ErrorCode::kProtocolError,
+                     ConnectionErrorReason::kDataOnIdleStream,
+                     StreamDetail(id));
       return;
     }
     CreditConnection(header.length);
     if (header.has_flags(kFlagEndStream)) NoteAnswered(id);
     // Closed: STREAM_CLOSED if the peer knew it (5.1), else ignored.
     if (ClassifyClosed(id) != ClosedId::kIgnore) {
-      StreamErrorOnId(id, Http2ErrorCode::kStreamClosed);
+      FailStreamId(id, Http2ErrorCode::kStreamClosed,
+                   StreamErrorReason::kStreamClosed);
     }
     return;
   }
   if (s->remote_closed()) {
     CreditConnection(header.length);
-    StreamError(s, Http2ErrorCode::kStreamClosed);
+    FailStream(s, Http2ErrorCode::kStreamClosed,
+               StreamErrorReason::kStreamClosed);
     return;
   }
   if (!s->final_headers_received) {
     // A response body before the (final) response headers: malformed.
     CreditConnection(header.length);
-    StreamError(s, Http2ErrorCode::kProtocolError);
+    FailStream(s, Http2ErrorCode::kProtocolError,
+               StreamErrorReason::kDataBeforeHeaders);
     return;
   }
   if (!s->recv_window.OnReceived(header.length)) {
     CreditConnection(header.length);
-    StreamError(s, Http2ErrorCode::kFlowControlError);
+    FailStream(s, Http2ErrorCode::kFlowControlError,
+               StreamErrorReason::kStreamWindowExceeded);
     return;
   }
   data_stream_ = s;
@@ -76,7 +105,8 @@ void Connection::Impl::OnData(uint32_t stream_id, Slice piece) {
   s->data_received += piece.size();
   if (s->content_length >= 0 &&
       s->data_received > static_cast<uint64_t>(s->content_length)) {
-    StreamError(s, Http2ErrorCode::kProtocolError);  // 8.1.1.
+    FailStream(s, Http2ErrorCode::kProtocolError,
+               StreamErrorReason::kContentLength);  // 8.1.1.
     return;
   }
   listener_->OnData(stream_id, std::move(piece));
@@ -96,7 +126,8 @@ void Connection::Impl::OnDataEnd(uint32_t stream_id, bool end_stream) {
   if (!end_stream) return;
   if (s->content_length >= 0 &&
       s->data_received != static_cast<uint64_t>(s->content_length)) {
-    StreamError(s, Http2ErrorCode::kProtocolError);  // 8.1.1.
+    FailStream(s, Http2ErrorCode::kProtocolError,
+               StreamErrorReason::kContentLength);  // 8.1.1.
     return;
   }
   listener_->OnEndStream(stream_id);
@@ -132,7 +163,9 @@ void Connection::Impl::OnHeaders(const FrameHeader& header,
     return;
   }
   if (fragment.size() > options_.max_header_block_bytes) {
-    ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "header block too large");
+    FailConnection(Http2ErrorCode::kEnhanceYourCalm,
+                   ConnectionErrorReason::kHeaderBlockTooLarge,
+                   BlockSizeDetail(fragment.size()));
     return;
   }
   block_.assign(fragment.data(), fragment.size());
@@ -153,11 +186,14 @@ void Connection::Impl::OnContinuation(const FrameHeader& header,
   const size_t size = block_.size() + fragment.size();
   if (++block_frames_ > options_.max_continuation_frames &&
       size / block_frames_ < options_.min_continuation_average_bytes) {
-    ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "CONTINUATION flood");
+    FailConnection(Http2ErrorCode::kEnhanceYourCalm,
+                   ConnectionErrorReason::kContinuationFlood);
     return;
   }
   if (size > options_.max_header_block_bytes) {
-    ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "header block too large");
+    FailConnection(Http2ErrorCode::kEnhanceYourCalm,
+                   ConnectionErrorReason::kHeaderBlockTooLarge,
+                   BlockSizeDetail(size));
     return;
   }
   block_.append(fragment.data(), fragment.size());
@@ -177,12 +213,14 @@ void Connection::Impl::ProcessHeaderBlock(uint32_t stream_id, bool end_stream,
   // every block (RFC 9113 4.3).
   const hpack::DecodeError e = hpack_decoder_.Decode(block, &header_list_);
   if (hpack::IsConnectionError(e)) {
-    ConnectionError(Http2ErrorCode::kCompressionError,
-                    hpack::DecodeErrorName(e));
+    FailConnection(Http2ErrorCode::kCompressionError,
+                   ConnectionErrorReason::kHpackError,
+                   hpack::DecodeErrorName(e));
     return;
   }
   if (e == hpack::DecodeError::kHeaderListTooLarge && IsHpackBomb(block)) {
-    ConnectionError(Http2ErrorCode::kEnhanceYourCalm, "HPACK bomb");
+    FailConnection(Http2ErrorCode::kEnhanceYourCalm,
+                   ConnectionErrorReason::kHpackBomb);
     return;
   }
   Stream* s = FindActive(stream_id);
@@ -213,7 +251,9 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
   if (IsLocalId(id)) {
     // Only we open streams of our parity.
     if (IsIdle(id)) {
-      ConnectionError(Http2ErrorCode::kProtocolError, "HEADERS on idle stream");
+      FailConnection(Http2ErrorCode::kProtocolError,
+                     ConnectionErrorReason::kHeadersOnIdleStream,
+                     StreamDetail(id));
       return;
     }
     // Closed: a client ignores whatever comes on its own closed streams
@@ -222,8 +262,9 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
     return;
   }
   if (options_.role == Role::kClient) {
-    ConnectionError(Http2ErrorCode::kProtocolError,
-                    "server-initiated stream (push is disabled)");
+    FailConnection(Http2ErrorCode::kProtocolError,
+                   ConnectionErrorReason::kServerInitiatedStream,
+                   StreamDetail(id));
     return;
   }
   if (id <= last_peer_id_) {
@@ -231,12 +272,14 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
       case ClosedId::kIgnore:  // Reset or refused by us, or long closed.
         return;
       case ClosedId::kStreamClosed:  // 5.1.
-        ConnectionError(Http2ErrorCode::kStreamClosed,
-                        "HEADERS on closed stream");
+        FailConnection(Http2ErrorCode::kStreamClosed,
+                       ConnectionErrorReason::kHeadersOnClosedStream,
+                       StreamDetail(id));
         return;
       case ClosedId::kNeverOpened:  // A new stream id not above the last.
-        ConnectionError(Http2ErrorCode::kProtocolError,
-                        "stream id not increasing");
+        FailConnection(Http2ErrorCode::kProtocolError,
+                       ConnectionErrorReason::kStreamIdNotIncreasing,
+                       StreamDetail(id));
         return;
     }
   }
@@ -250,18 +293,26 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
   const bool too_large =
       decode_error == hpack::DecodeError::kHeaderListTooLarge;
   if (decode_error != hpack::DecodeError::kOk && !too_large) {
-    StreamErrorOnId(id, Http2ErrorCode::kProtocolError);
+    FailStreamId(id, BadField(decode_error));
     return;
   }
   HeaderInfo info;
-  if (!too_large && (CheckHeaders(HeaderKind::kRequest, header_list_, &info) !=
-                         HeaderRuleError::kOk ||
-                     (end_stream && info.content_length > 0))) {
-    StreamErrorOnId(id, Http2ErrorCode::kProtocolError);
-    return;
+  if (!too_large) {
+    const HeaderRuleError rule =
+        CheckHeaders(HeaderKind::kRequest, header_list_, &info);
+    if (rule != HeaderRuleError::kOk) {
+      FailStreamId(id, BrokenRule(rule));
+      return;
+    }
+    if (end_stream && info.content_length > 0) {
+      FailStreamId(id, Http2ErrorCode::kProtocolError,
+                   StreamErrorReason::kContentLength);
+      return;
+    }
   }
   if (active_peer_ >= local_.max_concurrent_streams) {
-    StreamErrorOnId(id, Http2ErrorCode::kRefusedStream);
+    FailStreamId(id, Http2ErrorCode::kRefusedStream,
+                 StreamErrorReason::kMaxConcurrentStreams);
     return;
   }
   Stream* s = NewStream(
@@ -281,12 +332,14 @@ void Connection::Impl::HeadersOnStream(Stream* s, bool end_stream,
                                        hpack::DecodeError decode_error) {
   const uint32_t id = s->id;
   if (s->remote_closed()) {
-    StreamError(s, Http2ErrorCode::kStreamClosed);  // 5.1 half-closed (remote).
+    FailStream(s, Http2ErrorCode::kStreamClosed,
+               StreamErrorReason::kStreamClosed);  // 5.1 half-closed (remote).
     return;
   }
   if (s->final_headers_received && !end_stream) {
     // Trailers must end the stream (8.1), whatever their size.
-    StreamError(s, Http2ErrorCode::kProtocolError);
+    FailStream(s, Http2ErrorCode::kProtocolError,
+               StreamErrorReason::kTrailersWithoutEndStream);
     return;
   }
   if (decode_error == hpack::DecodeError::kHeaderListTooLarge) {
@@ -294,21 +347,22 @@ void Connection::Impl::HeadersOnStream(Stream* s, bool end_stream,
     return;
   }
   if (decode_error != hpack::DecodeError::kOk) {
-    StreamError(s, Http2ErrorCode::kProtocolError);  // An invalid field.
+    FailStream(s, BadField(decode_error));  // An invalid field.
     return;
   }
   HeaderInfo info;
   if (!s->final_headers_received) {
     // Client: a response (informational or final).
-    if (CheckHeaders(HeaderKind::kResponse, header_list_, &info) !=
-        HeaderRuleError::kOk) {
-      StreamError(s, Http2ErrorCode::kProtocolError);
+    const HeaderRuleError rule =
+        CheckHeaders(HeaderKind::kResponse, header_list_, &info);
+    if (rule != HeaderRuleError::kOk) {
+      FailStream(s, BrokenRule(rule));
       return;
     }
     if (info.informational()) {
       if (end_stream) {
-        StreamError(s,
-                    Http2ErrorCode::kProtocolError);  // 8.1: 1xx ends nothing.
+        FailStream(s, Http2ErrorCode::kProtocolError,
+                   StreamErrorReason::kInformationalEndStream);  // 8.1.
         return;
       }
       listener_->OnHeaders(id, header_list_, false);
@@ -320,7 +374,8 @@ void Connection::Impl::HeadersOnStream(Stream* s, bool end_stream,
         s->head_request || info.status == 304 || info.status == 204;
     s->content_length = bodiless ? -1 : info.content_length;
     if (end_stream && s->content_length > 0) {
-      StreamError(s, Http2ErrorCode::kProtocolError);
+      FailStream(s, Http2ErrorCode::kProtocolError,
+                 StreamErrorReason::kContentLength);
       return;
     }
     listener_->OnHeaders(id, header_list_, end_stream);
@@ -328,14 +383,21 @@ void Connection::Impl::HeadersOnStream(Stream* s, bool end_stream,
     return;
   }
   // Trailers: END_STREAM and no pseudo-headers (8.1).
-  if (!end_stream || CheckHeaders(HeaderKind::kTrailers, header_list_, &info) !=
-                         HeaderRuleError::kOk) {
-    StreamError(s, Http2ErrorCode::kProtocolError);
+  if (!end_stream) {
+    FailStream(s, Http2ErrorCode::kProtocolError,
+               StreamErrorReason::kTrailersWithoutEndStream);
+    return;
+  }
+  const HeaderRuleError rule =
+      CheckHeaders(HeaderKind::kTrailers, header_list_, &info);
+  if (rule != HeaderRuleError::kOk) {
+    FailStream(s, BrokenRule(rule));
     return;
   }
   if (s->content_length >= 0 &&
       s->data_received != static_cast<uint64_t>(s->content_length)) {
-    StreamError(s, Http2ErrorCode::kProtocolError);
+    FailStream(s, Http2ErrorCode::kProtocolError,
+               StreamErrorReason::kContentLength);
     return;
   }
   listener_->OnTrailers(id, header_list_);
@@ -360,7 +422,10 @@ void Connection::Impl::HeaderListTooLarge(Stream* s, bool end_stream) {
   // and the peer's ends too: the stream completes as it is; only the
   // peer's block is dropped.
   const bool complete = ended_before && end_stream;
-  if (!answered && !complete) StreamError(s, Http2ErrorCode::kProtocolError);
+  if (!answered && !complete) {
+    FailStream(s, Http2ErrorCode::kProtocolError,
+               StreamErrorReason::kHeaderListTooLarge);
+  }
 }
 
 void Connection::Impl::OnPushPromise(const FrameHeader& /*header*/,
@@ -368,7 +433,8 @@ void Connection::Impl::OnPushPromise(const FrameHeader& /*header*/,
                                      std::string_view /*fragment*/) {
   // We never enable push (a client sends ENABLE_PUSH 0), and a server can
   // never receive one (RFC 9113 8.4).
-  ConnectionError(Http2ErrorCode::kProtocolError, "PUSH_PROMISE");
+  FailConnection(Http2ErrorCode::kProtocolError,
+                 ConnectionErrorReason::kPushPromise);
 }
 
 // ---- Stream control ----
@@ -379,14 +445,15 @@ void Connection::Impl::OnRstStream(uint32_t stream_id, Http2ErrorCode code) {
   // RST_STREAM a client sends costs a token. A server's resets cost a client
   // nothing (grpc++ answers a burst of cancelled calls with as many).
   if (options_.role == Role::kServer &&
-      !TakeToken(&resets_, "RST_STREAM flood")) {
+      !TakeToken(&resets_, ConnectionErrorReason::kRstStreamFlood)) {
     return;
   }
   Stream* s = FindActive(stream_id);
   if (s == nullptr) {
     if (IsIdle(stream_id)) {
-      ConnectionError(Http2ErrorCode::kProtocolError,
-                      "RST_STREAM on idle stream");
+      FailConnection(Http2ErrorCode::kProtocolError,
+                     ConnectionErrorReason::kRstStreamOnIdleStream,
+                     StreamDetail(stream_id));
       return;
     }
     NoteAnswered(stream_id);
@@ -398,24 +465,28 @@ void Connection::Impl::OnRstStream(uint32_t stream_id, Http2ErrorCode code) {
 
 void Connection::Impl::OnWindowUpdate(uint32_t stream_id, uint32_t increment) {
   if (dead_) return;
-  if (!TakeToken(&window_updates_, "WINDOW_UPDATE flood")) return;
+  if (!TakeToken(&window_updates_, ConnectionErrorReason::kWindowUpdateFlood)) {
+    return;
+  }
   if (stream_id == 0) {
     if (!conn_send_.Increase(increment)) {
-      ConnectionError(Http2ErrorCode::kFlowControlError,
-                      "connection window above 2^31-1");
+      FailConnection(Http2ErrorCode::kFlowControlError,
+                     ConnectionErrorReason::kConnectionWindowOverflow);
     }
     return;  // The epilogue's Pump uses the new room.
   }
   Stream* s = FindActive(stream_id);
   if (s == nullptr) {
     if (IsIdle(stream_id)) {
-      ConnectionError(Http2ErrorCode::kProtocolError,
-                      "WINDOW_UPDATE on idle stream");
+      FailConnection(Http2ErrorCode::kProtocolError,
+                     ConnectionErrorReason::kWindowUpdateOnIdleStream,
+                     StreamDetail(stream_id));
     }
     return;  // Closed: allowed for a while (5.1), ignored.
   }
   if (!s->send_window.Increase(increment)) {
-    StreamError(s, Http2ErrorCode::kFlowControlError);
+    FailStream(s, Http2ErrorCode::kFlowControlError,
+               StreamErrorReason::kStreamWindowOverflow);
     return;
   }
   if (s->has_queued_output()) Enqueue(s);
@@ -424,24 +495,29 @@ void Connection::Impl::OnWindowUpdate(uint32_t stream_id, uint32_t increment) {
 void Connection::Impl::OnPriority(uint32_t /*stream_id*/,
                                   const PriorityFields& /*priority*/) {
   if (dead_) return;
-  TakeToken(&other_frames_, "PRIORITY flood");  // Deprecated: ignored.
+  // Deprecated: ignored.
+  TakeToken(&other_frames_, ConnectionErrorReason::kPriorityFlood);
 }
 
 void Connection::Impl::OnUnknownFrame(const FrameHeader& /*header*/) {
   if (dead_) return;
-  TakeToken(&other_frames_, "unknown frame flood");
+  TakeToken(&other_frames_, ConnectionErrorReason::kUnknownFrameFlood);
 }
 
 void Connection::Impl::OnStreamError(const Http2Error& error,
-                                     FrameDecodeError /*reason*/) {
-  StreamErrorOnId(error.stream_id(), error.code());
+                                     FrameDecodeError reason) {
+  FailStreamId(error.stream_id(),
+               StreamError{error.code(), StreamErrorReason::kBadFrame,
+                           FrameDecodeErrorName(reason)});
 }
 
 // ---- Connection control ----
 
 void Connection::Impl::OnSettings(SettingsView settings) {
   if (dead_) return;
-  if (!TakeToken(&settings_budget_, "SETTINGS flood")) return;
+  if (!TakeToken(&settings_budget_, ConnectionErrorReason::kSettingsFlood)) {
+    return;
+  }
   for (const Setting setting : settings) {
     switch (static_cast<SettingId>(setting.id)) {
       case SettingId::kHeaderTableSize:
@@ -449,8 +525,8 @@ void Connection::Impl::OnSettings(SettingsView settings) {
         break;
       case SettingId::kEnablePush:
         if (options_.role == Role::kClient && setting.value != 0) {
-          ConnectionError(Http2ErrorCode::kProtocolError,
-                          "server sent ENABLE_PUSH 1");
+          FailConnection(Http2ErrorCode::kProtocolError,
+                         ConnectionErrorReason::kEnablePush);
           return;
         }
         break;
@@ -462,8 +538,9 @@ void Connection::Impl::OnSettings(SettingsView settings) {
           Stream* s = entry.second;
           if (s->state == StreamState::kPending) continue;
           if (!s->send_window.Adjust(delta)) {
-            ConnectionError(Http2ErrorCode::kFlowControlError,
-                            "INITIAL_WINDOW_SIZE overflows a stream window");
+            FailConnection(Http2ErrorCode::kFlowControlError,
+                           ConnectionErrorReason::kInitialWindowOverflow,
+                           StreamDetail(s->id));
             return;
           }
           if (delta > 0 && s->has_queued_output()) Enqueue(s);
@@ -485,7 +562,7 @@ void Connection::Impl::OnSettings(SettingsView settings) {
 void Connection::Impl::OnSettingsAck() {
   if (dead_) return;
   if (!awaiting_settings_ack_) {
-    TakeToken(&other_frames_, "unsolicited SETTINGS ACK");
+    TakeToken(&other_frames_, ConnectionErrorReason::kSettingsAckFlood);
     return;
   }
   awaiting_settings_ack_ = false;
@@ -514,7 +591,7 @@ void Connection::Impl::OnPing(uint64_t opaque_data, bool ack) {
     listener_->OnPingAck(opaque_data);
     return;
   }
-  if (!TakeToken(&pings_, "PING flood")) return;
+  if (!TakeToken(&pings_, ConnectionErrorReason::kPingFlood)) return;
   listener_->OnPing(opaque_data);
   if (dead_ || !CountReply()) return;
   WritePing(opaque_data, /*ack=*/true, &output_);

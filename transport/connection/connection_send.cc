@@ -205,8 +205,8 @@ void Connection::Impl::WriteUpdates(uint32_t stream_id,
 
 bool Connection::Impl::CountReply() {
   if (++queued_replies_ <= options_.max_queued_replies) return true;
-  ConnectionError(Http2ErrorCode::kEnhanceYourCalm,
-                  "peer does not read our replies");
+  FailConnection(Http2ErrorCode::kEnhanceYourCalm,
+                 ConnectionErrorReason::kUnreadReplies);
   return false;
 }
 

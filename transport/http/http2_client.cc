@@ -284,10 +284,10 @@ void Http2Client::OnGoAway(uint32_t /*last_stream_id*/, Http2ErrorCode code,
   }
 }
 
-void Http2Client::OnConnectionError(const Http2Error& error) {
+void Http2Client::OnConnectionError(const ConnectionError& error) {
+  // "connection error ENHANCE_YOUR_CALM: ping_flood".
   if (connection_error_.ok()) {
-    connection_error_ = absl::InternalError(
-        absl::StrCat("connection error ", Http2ErrorCodeName(error.code())));
+    connection_error_ = absl::InternalError(error.ToString());
   }
 }
 

@@ -152,7 +152,7 @@ class Http2Client final : public ConnectionListener,
   void OnStreamWritable(uint32_t stream_id) override;
   void OnGoAway(uint32_t last_stream_id, Http2ErrorCode code,
                 std::string_view debug_data) override;
-  void OnConnectionError(const Http2Error& error) override;
+  void OnConnectionError(const ConnectionError& error) override;
   // ---- ConnectionDriver::Owner ----
   void OnDriverClosed(const absl::Status& status) override;
 

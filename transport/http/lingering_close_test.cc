@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "transport/connection/connection_error.h"
 #include "transport/http/http2_server.h"
 
 namespace transport {
@@ -157,7 +158,7 @@ TEST(LingeringCloseTest, FloodGoAwayReachesAClientThatKeepsSending) {
   EXPECT_EQ(r.error, 0) << std::strerror(r.error);
   ASSERT_TRUE(r.goaway.seen) << "no GOAWAY before the end";
   EXPECT_EQ(r.goaway.code, 0xbu);  // ENHANCE_YOUR_CALM
-  EXPECT_EQ(r.goaway.debug, "PING flood");
+  EXPECT_EQ(r.goaway.debug, Name(ConnectionErrorReason::kPingFlood));
   EXPECT_EQ(r.goaway.last_stream_id, 1u);
   (*server)->Shutdown(absl::ZeroDuration());
 }

@@ -381,6 +381,10 @@ void RecordingListener::OnEndStream(uint32_t id) {
   Add("end " + std::to_string(id), id);
 }
 
+void RecordingListener::OnStreamError(uint32_t id, const StreamError& error) {
+  stream_errors_.emplace_back(id, error);
+}
+
 void RecordingListener::OnStreamReset(uint32_t id, Http2ErrorCode code,
                                       bool remote) {
   Add("reset " + std::to_string(id) + " " + Http2ErrorCodeName(code) +
@@ -419,7 +423,8 @@ void RecordingListener::OnGoAway(uint32_t last, Http2ErrorCode code,
   Add("goaway " + std::to_string(last) + " " + Http2ErrorCodeName(code), 0);
 }
 
-void RecordingListener::OnConnectionError(const Http2Error& error) {
+void RecordingListener::OnConnectionError(const ConnectionError& error) {
+  connection_error_ = error;
   Add(std::string("connection_error ") + Http2ErrorCodeName(error.code()), 0);
 }
 

@@ -144,7 +144,9 @@ class ScriptedPeer {
 // "reset 3 PROTOCOL_ERROR local", "closed 1", "started 1", "writable 1",
 // "settings", "settings_acked", "ping_ack 7", "goaway 5 NO_ERROR",
 // "connection_error ENHANCE_YOUR_CALM", "drained". Data lines are
-// off by default (bodies go to body(id)).
+// off by default (bodies go to body(id)). The reasons (OnStreamError,
+// OnConnectionError) are kept aside, not as lines: stream_errors(),
+// connection_error().
 class RecordingListener : public ConnectionListener {
  public:
   // Consume every DATA piece as it arrives (the eager reader).
@@ -158,6 +160,12 @@ class RecordingListener : public ConnectionListener {
   Connection* connection = nullptr;  // For auto_consume.
 
   const Lines& lines() const { return lines_; }
+  // Every OnStreamError so far (Clear() keeps them), in order.
+  const std::vector<std::pair<uint32_t, StreamError>>& stream_errors() const {
+    return stream_errors_;
+  }
+  // What OnConnectionError reported (ok() if it was not called).
+  const ConnectionError& connection_error() const { return connection_error_; }
   // Lines starting with `prefix`.
   Lines Matching(std::string_view prefix) const;
   void Clear() { lines_.clear(); }
@@ -178,6 +186,7 @@ class RecordingListener : public ConnectionListener {
   void OnEndStream(uint32_t stream_id) override;
   void OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
                      bool remote) override;
+  void OnStreamError(uint32_t stream_id, const StreamError& error) override;
   void OnStreamClosed(uint32_t stream_id) override;
   void OnStreamStarted(uint32_t stream_id) override;
   void OnStreamWritable(uint32_t stream_id) override;
@@ -186,13 +195,15 @@ class RecordingListener : public ConnectionListener {
   void OnPingAck(uint64_t opaque) override;
   void OnGoAway(uint32_t last_stream_id, Http2ErrorCode code,
                 std::string_view debug_data) override;
-  void OnConnectionError(const Http2Error& error) override;
+  void OnConnectionError(const ConnectionError& error) override;
   void OnDrained() override;
 
  private:
   void Add(std::string line, uint32_t stream_id, bool noise = false);
 
   Lines lines_;
+  std::vector<std::pair<uint32_t, StreamError>> stream_errors_;
+  ConnectionError connection_error_;
   std::map<uint32_t, std::string> bodies_;
   std::map<uint32_t, size_t> unconsumed_;
   size_t held_ = 0;
