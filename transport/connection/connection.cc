@@ -262,25 +262,39 @@ Stream* Connection::Impl::NewStream(uint32_t stream_id, StreamState state) {
   } else {
     s = new Stream;
   }
-  s->Reset(stream_id, state, remote_.initial_window_size, recv_initial_window_);
+  s->Reset(stream_id, remote_.initial_window_size, recv_initial_window_);
   streams_.emplace(stream_id, s);
+  SetState(s, state);
   return s;
+}
+
+void Connection::Impl::SetState(Stream* s, StreamState state) {
+  const StreamState old = s->state;
+  if (old == state) return;
+  const auto count = [this, s](StreamState st) -> size_t* {
+    switch (st) {
+      case StreamState::kPending:
+        return &pending_count_;
+      case StreamState::kOpen:
+      case StreamState::kHalfClosedLocal:
+      case StreamState::kHalfClosedRemote:
+        return IsLocalId(s->id) ? &active_local_ : &active_peer_;
+      case StreamState::kClosed:
+        break;
+    }
+    return nullptr;
+  };
+  if (size_t* n = count(old)) --*n;
+  if (size_t* n = count(state)) ++*n;
+  s->state = state;
 }
 
 void Connection::Impl::CloseStream(Stream* s, bool reset_by_us) {
   if (s->state == StreamState::kClosed) return;
   const bool was_active = s->state != StreamState::kPending;
-  if (!was_active) --pending_count_;
-  s->state = StreamState::kClosed;
+  SetState(s, StreamState::kClosed);
   streams_.erase(s->id);
-  if (was_active) {
-    if (IsLocalId(s->id)) {
-      --active_local_;
-    } else {
-      --active_peer_;
-    }
-    if (!reset_by_us) RememberClosed(s->id);
-  }
+  if (was_active && !reset_by_us) RememberClosed(s->id);
   queued_send_bytes_ -= s->send_queue.size();
   s->send_queue.Clear();
   if (data_stream_ == s) data_stream_ = nullptr;

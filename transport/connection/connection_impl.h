@@ -240,6 +240,10 @@ class Connection::Impl : public FrameListener {
                                 : stream_id > last_peer_id_;
   }
   Stream* NewStream(uint32_t stream_id, StreamState state);
+  // Every change of a stream's state (RFC 9113 5.1) goes through here: it
+  // keeps the counts of pending and active (open or half-closed) streams in
+  // step with the states. CloseStream does the rest of closing.
+  void SetState(Stream* s, StreamState state);
   // Unlinks the stream, releases its queues, returns its unconsumed octets to
   // the connection window, remembers the id, and schedules OnStreamClosed.
   void CloseStream(Stream* s, bool reset_by_us);

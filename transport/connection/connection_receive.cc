@@ -143,7 +143,7 @@ void Connection::Impl::CreditConnection(size_t n) {
 
 void Connection::Impl::RemoteEnd(Stream* s) {
   if (s->state == StreamState::kOpen) {
-    s->state = StreamState::kHalfClosedRemote;
+    SetState(s, StreamState::kHalfClosedRemote);
   } else if (s->state == StreamState::kHalfClosedLocal) {
     CloseStream(s, /*reset_by_us=*/false);
   }
@@ -317,7 +317,6 @@ void Connection::Impl::HeadersWithoutStream(uint32_t id, bool end_stream,
   }
   Stream* s = NewStream(
       id, end_stream ? StreamState::kHalfClosedRemote : StreamState::kOpen);
-  ++active_peer_;
   last_accepted_id_ = id;
   s->final_headers_received = true;
   if (too_large) {

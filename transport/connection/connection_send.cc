@@ -68,7 +68,6 @@ absl::StatusOr<uint32_t> Connection::Impl::SubmitRequest(
   s->user_data = user_data;
   s->head_request = info.is_head;
   s->end_queued = end_stream;
-  ++pending_count_;  // StartStream takes it out of the pending state.
   if (start_now) {
     StartStream(s, headers);  // Encoded straight from the caller's fields.
   } else {
@@ -212,7 +211,7 @@ bool Connection::Impl::CountReply() {
 
 void Connection::Impl::LocalEnd(Stream* s) {
   if (s->state == StreamState::kOpen) {
-    s->state = StreamState::kHalfClosedLocal;
+    SetState(s, StreamState::kHalfClosedLocal);
   } else if (s->state == StreamState::kHalfClosedRemote) {
     CloseStream(s, /*reset_by_us=*/false);
   }
@@ -256,12 +255,10 @@ bool Connection::Impl::StartPendingStreams() {
 
 template <typename Range>
 void Connection::Impl::StartStream(Stream* s, const Range& headers) {
-  --pending_count_;
-  s->state = StreamState::kOpen;
+  SetState(s, StreamState::kOpen);  // Out of the pending count, active.
   // Windows start when the stream does (settings may have changed meanwhile).
   s->send_window = SendWindow(remote_.initial_window_size);
   s->recv_window = ReceiveWindow(recv_initial_window_);
-  ++active_local_;
   last_started_local_id_ = s->id;
   const bool end_on_headers =
       s->end_queued && s->send_queue.empty() && !s->trailers_queued;

@@ -31,7 +31,9 @@ enum class StreamState : uint8_t {
 
 struct Stream {
   uint32_t id = 0;
-  StreamState state = StreamState::kOpen;
+  // Written only by Connection::Impl::SetState (which keeps the stream counts
+  // in step) and Reset.
+  StreamState state = StreamState::kClosed;
   void* user_data = nullptr;
 
   SendWindow send_window;
@@ -68,11 +70,11 @@ struct Stream {
     return !send_queue.empty() || (end_queued && !local_closed());
   }
 
-  // Back to a fresh stream `id` (storage kept).
-  void Reset(uint32_t new_id, StreamState new_state, int64_t send_initial,
-             uint32_t recv_initial) {
+  // Back to a fresh stream `id` (storage kept), in no state yet (kClosed,
+  // counted nowhere): the Connection's SetState gives it one.
+  void Reset(uint32_t new_id, int64_t send_initial, uint32_t recv_initial) {
     id = new_id;
-    state = new_state;
+    state = StreamState::kClosed;
     user_data = nullptr;
     send_window = SendWindow(send_initial);
     recv_window = ReceiveWindow(recv_initial);
