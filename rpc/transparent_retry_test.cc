@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -67,6 +68,10 @@ class ScriptedServer {
     bool hold = false;
     // As hold, and once a request arrived, read nothing more (no PING ACK).
     bool stall = false;
+    // Set: each request ended is answered with these frames instead (for
+    // its stream id; HPACK literals without indexing only), written after
+    // our own output.
+    std::function<void(uint32_t, transport::SliceBuffer*)> raw_answer;
   };
 
   // A plan that refuses the first `n` requests, then answers.
@@ -273,6 +278,13 @@ class ScriptedServer {
       std::vector<uint32_t> ended = std::move(l.ended);
       l.ended.clear();
       for (const uint32_t id : ended) {
+        if (plan.raw_answer) {
+          transport::SliceBuffer raw;
+          conn.TakeOutput(&raw);
+          plan.raw_answer(id, &raw);
+          if (!WriteAll(fd, raw)) return;
+          continue;
+        }
         if (goaway_keep != 0 && id != goaway_keep) continue;
         Answer(&conn, id, l.body_bytes[id]);
         if (goaway_keep != 0) close_after_answer = true;
@@ -469,6 +481,45 @@ TEST(TransparentRetryTest, QueuedCallsWhenKeepaliveGivesUp) {
   args.keepalive_timeout = absl::Milliseconds(100);
   ExpectQueuedCallsFollowWaitForReady(stalled, args, /*close=*/false,
                                       "keepalive timeout");
+}
+
+// A call that dies with a connection error our client found names it: the
+// reason's name and the GOAWAY we sent.
+TEST(TransparentRetryTest, OurConnectionErrorNamesItsReason) {
+  ScriptedServer::Plan push;
+  push.raw_answer = [](uint32_t id, transport::SliceBuffer* out) {
+    transport::WritePushPromise(id, 2, "", transport::kDefaultMaxFrameSize,
+                                std::nullopt, out);
+  };
+  ScriptedServer server({push});
+  auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
+  auto stub = EchoService::NewStub(channel);
+  Status s = Finish(StartEcho(stub.get()));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(s.error_message(),
+            "connection failed: push_promise (GOAWAY PROTOCOL_ERROR sent)");
+}
+
+// A response our client resets (it breaks a header rule) names the rule.
+TEST(TransparentRetryTest, OurStreamErrorNamesTheHeaderRule) {
+  ScriptedServer::Plan bad_status;
+  bad_status.raw_answer = [](uint32_t id, transport::SliceBuffer* out) {
+    // :status (static index 8's name) "2xx", a literal without indexing.
+    transport::WriteHeaders(id,
+                            std::string_view("\x08\x03"
+                                             "2xx",
+                                             5),
+                            /*end_stream=*/true,
+                            transport::kDefaultMaxFrameSize, out);
+  };
+  ScriptedServer server({bad_status});
+  auto channel = CreateChannel(server.target(), InsecureChannelCredentials());
+  auto stub = EchoService::NewStub(channel);
+  Status s = Finish(StartEcho(stub.get()));
+  EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(s.error_message(),
+            "connection failed: header_rule: bad_status (RST_STREAM "
+            "PROTOCOL_ERROR sent)");
 }
 
 }  // namespace

@@ -19,6 +19,16 @@ transport::ConnectionOptions WithMetadataLimits(
   return o;
 }
 
+// How our side ended the connection, by name: "rst_stream_flood (GOAWAY
+// ENHANCE_YOUR_CALM sent)", "transport_closed".
+std::string Describe(const transport::ConnectionError& error) {
+  if (error.reason() == transport::ConnectionErrorReason::kTransportClosed) {
+    return error.DebugData();
+  }
+  return absl::StrCat(error.DebugData(), " (GOAWAY ",
+                      transport::Http2ErrorCodeName(error.code()), " sent)");
+}
+
 }  // namespace
 
 ClientTransport::ClientTransport(Host* host,
@@ -141,7 +151,15 @@ void ClientTransport::OnStreamReset(uint32_t stream_id,
   if (call == nullptr) return;
   bool retrying;
   if (!connection().dead()) {
-    retrying = call->LoopOnReset(code, remote, /*connection_dead=*/false, "");
+    // A stream error we found names its reason: "header_rule: bad_status
+    // (RST_STREAM PROTOCOL_ERROR sent)".
+    std::string reason;
+    if (!remote && stream_error_id_ == stream_id) {
+      reason = absl::StrCat(stream_error_.ToString(), " (RST_STREAM ",
+                            transport::Http2ErrorCodeName(code), " sent)");
+    }
+    retrying =
+        call->LoopOnReset(code, remote, /*connection_dead=*/false, reason);
   } else {
     // Why the connection died: the transport's error (TLS alert, reset,
     // EOF) or the HTTP/2 error that killed it.
@@ -149,11 +167,11 @@ void ClientTransport::OnStreamReset(uint32_t stream_id,
     if (!driver_.close_reason().ok()) {
       reason = std::string(driver_.close_reason().message());
     } else if (!connection().error().ok()) {
-      reason = connection().error().ToString();
+      reason = Describe(connection().error());
     }
     if (!goaway_reason_.empty()) {
       // What the server said before it closed (e.g. ENHANCE_YOUR_CALM
-      // "RST_STREAM flood"), then how the connection ended.
+      // "rst_stream_flood"), then how the connection ended.
       reason = reason.empty() ? goaway_reason_
                               : absl::StrCat(goaway_reason_, ", then ", reason);
     }
@@ -162,6 +180,12 @@ void ClientTransport::OnStreamReset(uint32_t stream_id,
   }
   // A transparent retry took the call elsewhere (it keeps itself alive).
   if (retrying) Forget(stream_id);
+}
+
+void ClientTransport::OnStreamError(uint32_t stream_id,
+                                    const transport::StreamError& error) {
+  stream_error_id_ = stream_id;
+  stream_error_ = error;
 }
 
 void ClientTransport::Forget(uint32_t stream_id) {

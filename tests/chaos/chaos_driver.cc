@@ -398,7 +398,7 @@ std::vector<KnownBug> GenericKnownBugs() {
       Unavailable(1,
                   "HEADERS on a stream reset more than 128 streams ago kill "
                   "the connection",
-                  "PROTOCOL_ERROR: HEADERS on closed stream"),
+                  "headers_on_closed_stream"),
       Unavailable(3, "the client fails calls over 100 + 1000 pending streams",
                   "too many pending streams"),
       Unavailable(4, "REFUSED_STREAM reaches the application",
@@ -406,7 +406,7 @@ std::vector<KnownBug> GenericKnownBugs() {
       Unavailable(6,
                   "grpc++'s second trailers after its RST_STREAM kill the "
                   "connection (found_bugs_test)",
-                  "STREAM_CLOSED: HEADERS on closed stream"),
+                  "headers_on_closed_stream: stream"),
       Unavailable(7,
                   "a call started on a connection that just failed is not "
                   "moved to another connection",
@@ -419,7 +419,7 @@ std::vector<KnownBug> GenericKnownBugs() {
       Unavailable(9,
                   "our client counts the server's RST_STREAMs as a flood and "
                   "closes its own connection",
-                  "connection error ENHANCE_YOUR_CALM: RST_STREAM flood"),
+                  "rst_stream_flood (GOAWAY ENHANCE_YOUR_CALM sent)"),
   };
 }
 
