@@ -106,8 +106,11 @@ std::string_view Name(StreamErrorReason reason) {
   return "unknown";
 }
 
-std::string StreamError::ToString() const {
-  std::string out(Name(reason));
+namespace {
+
+// "name", or "name: detail".
+std::string WithDetail(std::string_view name, std::string_view detail) {
+  std::string out(name);
   if (!detail.empty()) {
     out += ": ";
     out += detail;
@@ -115,13 +118,14 @@ std::string StreamError::ToString() const {
   return out;
 }
 
+}  // namespace
+
+std::string StreamError::ToString() const {
+  return WithDetail(Name(reason), detail);
+}
+
 std::string ConnectionError::DebugData() const {
-  std::string out(Name(reason_));
-  if (!detail_.empty()) {
-    out += ": ";
-    out += detail_;
-  }
-  return out;
+  return WithDetail(Name(reason_), detail_);
 }
 
 std::string ConnectionError::ToString() const {

@@ -31,28 +31,27 @@ void ExpectWellFormed(std::string_view name) {
   }
 }
 
-TEST(ConnectionErrorTest, EveryConnectionReasonHasADistinctName) {
+// Every value up to `last` has a well-formed name of its own; the next is
+// out of range.
+template <typename Reason>
+void ExpectDistinctNames(Reason last) {
   std::set<std::string_view> names;
-  const int last = static_cast<int>(kLastConnectionErrorReason);
-  for (int i = 0; i <= last; ++i) {
-    const std::string_view name = Name(static_cast<ConnectionErrorReason>(i));
+  const int n = static_cast<int>(last) + 1;
+  for (int i = 0; i < n; ++i) {
+    const std::string_view name = Name(static_cast<Reason>(i));
     ExpectWellFormed(name);
     EXPECT_TRUE(names.insert(name).second) << "repeated: " << name;
   }
-  EXPECT_EQ(names.size(), static_cast<size_t>(last + 1));
-  EXPECT_EQ(Name(static_cast<ConnectionErrorReason>(last + 1)), "unknown");
+  EXPECT_EQ(names.size(), static_cast<size_t>(n));
+  EXPECT_EQ(Name(static_cast<Reason>(n)), "unknown");
+}
+
+TEST(ConnectionErrorTest, EveryConnectionReasonHasADistinctName) {
+  ExpectDistinctNames(kLastConnectionErrorReason);
 }
 
 TEST(ConnectionErrorTest, EveryStreamReasonHasADistinctName) {
-  std::set<std::string_view> names;
-  const int last = static_cast<int>(kLastStreamErrorReason);
-  for (int i = 0; i <= last; ++i) {
-    const std::string_view name = Name(static_cast<StreamErrorReason>(i));
-    ExpectWellFormed(name);
-    EXPECT_TRUE(names.insert(name).second) << "repeated: " << name;
-  }
-  EXPECT_EQ(names.size(), static_cast<size_t>(last + 1));
-  EXPECT_EQ(Name(static_cast<StreamErrorReason>(last + 1)), "unknown");
+  ExpectDistinctNames(kLastStreamErrorReason);
 }
 
 TEST(ConnectionErrorTest, DebugDataIsTheNameAndTheDetail) {
