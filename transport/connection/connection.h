@@ -142,7 +142,7 @@ struct ConnectionOptions {
   int64_t header_block_timeout_ns = int64_t{10} * 1000 * 1000 * 1000;
   // An HPACK bomb: a block that decodes to a header list more than
   // kHpackBombFactor times both its own octets and our header list limit
-  // is a connection error (GOAWAY ENHANCE_YOUR_CALM "HPACK bomb"), not a
+  // is a connection error (GOAWAY ENHANCE_YOUR_CALM "hpack_bomb"), not a
   // stream one. Only references to the dynamic table amplify that much (a
   // literal field decodes to at most about 11 times its octets, a static
   // table reference to about 60); a small block of references stays under
