@@ -14,8 +14,8 @@
 // calls that die with them. Reasons are enums and details are built only when
 // an error happens: nothing here costs the paths that do not fail.
 
-#ifndef TRANSPORT_CONNECTION_ERROR_H_
-#define TRANSPORT_CONNECTION_ERROR_H_
+#ifndef TRANSPORT_CONNECTION_CONNECTION_ERROR_H_
+#define TRANSPORT_CONNECTION_CONNECTION_ERROR_H_
 
 #include <cstdint>
 #include <ostream>
@@ -172,4 +172,4 @@ std::ostream& operator<<(std::ostream& os, const ConnectionError& error);
 
 }  // namespace transport
 
-#endif  // TRANSPORT_CONNECTION_ERROR_H_
+#endif  // TRANSPORT_CONNECTION_CONNECTION_ERROR_H_
