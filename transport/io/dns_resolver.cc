@@ -60,8 +60,9 @@ absl::StatusOr<SocketAddress> ParseServer(std::string_view server) {
 }
 
 absl::Status LookupError(std::string_view host, int ares_status) {
-  return absl::UnavailableError(absl::StrCat("DNS resolution failed for ", ToAbsl(host),
-                                             ": ", ares_strerror(ares_status)));
+  return absl::UnavailableError(absl::StrCat("DNS resolution failed for ",
+                                             ToAbsl(host), ": ",
+                                             ares_strerror(ares_status)));
 }
 
 }  // namespace

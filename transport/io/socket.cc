@@ -80,12 +80,13 @@ absl::StatusOr<SocketAddress> SocketAddress::ParseHostPort(
   std::string_view host = host_port.substr(0, colon);
   // An unbracketed IPv6 address ("::1") has colons in the host part.
   if (host.find(':') != std::string_view::npos && host.front() != '[') {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "IPv6 host must be bracketed as [addr]:port: '", ToAbsl(host_port),
-        "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("IPv6 host must be bracketed as [addr]:port: '",
+                     ToAbsl(host_port), "'"));
   }
   uint32_t port;
-  if (!absl::SimpleAtoi(ToAbsl(host_port.substr(colon + 1)), &port) || port > 65535) {
+  if (!absl::SimpleAtoi(ToAbsl(host_port.substr(colon + 1)), &port) ||
+      port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad port in '", ToAbsl(host_port), "'"));
   }
