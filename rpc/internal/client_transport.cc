@@ -182,8 +182,8 @@ void ClientTransport::OnStreamReset(uint32_t stream_id,
   if (retrying) Forget(stream_id);
 }
 
-void ClientTransport::OnStreamError(uint32_t stream_id,
-                                    const transport::StreamError& error) {
+void ClientTransport::OnStreamFailed(uint32_t stream_id,
+                                     const transport::StreamError& error) {
   stream_error_id_ = stream_id;
   stream_error_ = error;
 }

@@ -119,8 +119,8 @@ class ClientTransport final : public transport::ConnectionListener,
   void OnStreamReset(uint32_t stream_id, transport::Http2ErrorCode code,
                      bool remote) override;
   // Why we reset a stream (kept for the OnStreamReset that follows at once).
-  void OnStreamError(uint32_t stream_id,
-                     const transport::StreamError& error) override;
+  void OnStreamFailed(uint32_t stream_id,
+                      const transport::StreamError& error) override;
   void OnStreamClosed(uint32_t stream_id) override;
   void OnStreamWritable(uint32_t stream_id) override;
   void OnStreamStarted(uint32_t stream_id) override;
@@ -150,7 +150,7 @@ class ClientTransport final : public transport::ConnectionListener,
   // The peer's last GOAWAY, as "GOAWAY <code> \"<debug data>\"" (empty
   // before one): calls that die with the connection say why.
   std::string goaway_reason_;
-  // The last OnStreamError: the stream and why.
+  // The last OnStreamFailed: the stream and why.
   uint32_t stream_error_id_ = 0;
   transport::StreamError stream_error_;
   // Deferred work checks it is still alive through a weak_ptr.

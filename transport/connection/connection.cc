@@ -433,9 +433,17 @@ void Connection::Impl::FailStream(Stream* s, const StreamError& error) {
   if (!CountReply()) return;
   WriteRstStream(id, error.code, &output_);
   NoteResetSent(s);
-  listener_->OnStreamError(id, error);
-  listener_->OnStreamReset(id, error.code, /*remote=*/false);
-  CloseStream(s, /*reset_by_us=*/true);
+  // The listener may reset the stream (its RST_STREAM is the one just
+  // written) or fail the connection (which resets every stream) from the
+  // callback: then that was the stream's end.
+  failing_stream_ = id;
+  listener_->OnStreamFailed(id, error);
+  failing_stream_ = 0;
+  if (dead_) return;
+  if (s->state != StreamState::kClosed) {
+    listener_->OnStreamReset(id, error.code, /*remote=*/false);
+    CloseStream(s, /*reset_by_us=*/true);
+  }
   TakeToken(&resets_, ConnectionErrorReason::kStreamErrorFlood);
 }
 

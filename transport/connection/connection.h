@@ -36,7 +36,7 @@
 //
 // Errors (RFC 9113 5.4). Every failure is classified where it is found, and
 // named (connection_error.h): a stream error resets one stream (RST_STREAM
-// out, OnStreamError with its StreamErrorReason, OnStreamReset with
+// out, OnStreamFailed with its StreamErrorReason, OnStreamReset with
 // remote = false) and the connection goes on; a connection error writes
 // GOAWAY(last peer stream we accepted, code, the ConnectionErrorReason's name
 // as debug data: "ping_flood", "hpack_error: index_zero"), ends every stream,
@@ -223,7 +223,7 @@ struct ConnectionOptions {
 //   OnData(piece)* , OnEndStream | OnTrailers, OnStreamClosed   as above
 //                                           (OnHeaderListTooLarge in place
 //                                           of OnTrailers, either role)
-// At any point before OnStreamClosed: OnStreamReset (after OnStreamError for
+// At any point before OnStreamClosed: OnStreamReset (after OnStreamFailed for
 // a stream error we found), OnStreamWritable.
 // OnStreamClosed and OnStreamWritable are delivered at the end of the
 // outermost Connection call (after its DATA pump; so never in the middle of
@@ -279,17 +279,20 @@ class ConnectionListener {
   virtual void OnEndStream(uint32_t stream_id) = 0;
   // The stream ended abnormally: the peer's RST_STREAM (remote = true), a
   // GOAWAY that excluded it (kRefusedStream, remote = true: safe to retry), a
-  // stream error we found (remote = false, the code we sent; OnStreamError
+  // stream error we found (remote = false, the code we sent; OnStreamFailed
   // came just before), the connection failing (remote = false; error() says
   // why) or the transport closing (kCancel, remote = true). OnStreamClosed
   // follows.
   virtual void OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
                              bool remote) = 0;
   // A stream error we found on the peer's frames, and why (the header rule,
-  // HPACK field error, ... behind it): right before its
-  // OnStreamReset(error.code, /*remote=*/false).
-  virtual void OnStreamError(uint32_t /*stream_id*/,
-                             const StreamError& /*error*/) {}
+  // HPACK field error, ... behind it); its RST_STREAM is already written.
+  // OnStreamReset(error.code, /*remote=*/false) follows, unless the listener
+  // ends the stream itself from here: ResetStream (no second RST_STREAM;
+  // OnStreamClosed only) or a GoAway that fails the connection (its
+  // OnStreamReset instead).
+  virtual void OnStreamFailed(uint32_t /*stream_id*/,
+                              const StreamError& /*error*/) {}
   // The stream is gone: its id is closed, its user data may be released.
   virtual void OnStreamClosed(uint32_t /*stream_id*/) {}
   // Client: the stream's HEADERS were written (it left the pending queue).

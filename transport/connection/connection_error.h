@@ -10,7 +10,7 @@
 //
 // The names go on the wire: the GOAWAY we send carries DebugData() ("name", or
 // "name: detail"), in the style of gRPC's "too_many_pings". They reach
-// ConnectionListener::OnConnectionError / OnStreamError and the status of the
+// ConnectionListener::OnConnectionError / OnStreamFailed and the status of the
 // calls that die with them. Reasons are enums and details are built only when
 // an error happens: nothing here costs the paths that do not fail.
 

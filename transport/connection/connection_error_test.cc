@@ -1,5 +1,5 @@
 // Named errors (connection_error.h): every reason has its own stable name,
-// and the name reaches the GOAWAY, OnConnectionError and OnStreamError.
+// and the name reaches the GOAWAY, OnConnectionError and OnStreamFailed.
 
 #include "transport/connection/connection_error.h"
 
@@ -19,6 +19,7 @@ namespace testing {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
 // Non-empty, lowercase snake_case, not the out-of-range "unknown".
@@ -121,6 +122,60 @@ TEST_F(NamedErrorsTest, StreamResetNamesTheHeaderRule) {
   EXPECT_EQ(error.reason, StreamErrorReason::kHeaderRule);
   EXPECT_EQ(error.detail, "pseudo_in_trailers");
   EXPECT_FALSE(conn_->dead());
+}
+
+// OnStreamFailed may call back into the Connection (connection.h). A
+// listener that resets the stream itself from it has made the stream's
+// ending its own (OnStreamClosed only, as for any ResetStream); one that fails
+// the connection sees the stream reset once, by the connection's end. Either
+// way one RST_STREAM goes out and no OnStreamReset follows the callback.
+class ActingOnStreamFailed : public RecordingListener {
+ public:
+  enum class Act { kResetStream, kGoAway } act = Act::kResetStream;
+  void OnStreamFailed(uint32_t id, const StreamError& error) override {
+    RecordingListener::OnStreamFailed(id, error);
+    if (act == Act::kResetStream) {
+      connection->ResetStream(id, Http2ErrorCode::kCancel);
+    } else {
+      connection->GoAway(Http2ErrorCode::kInternalError, "giving up");
+    }
+  }
+};
+
+TEST(StreamFailedCallbackTest, CallingBackFromTheCallbackEndsTheStreamOnce) {
+  for (auto act : {ActingOnStreamFailed::Act::kResetStream,
+                   ActingOnStreamFailed::Act::kGoAway}) {
+    const bool goaway = act == ActingOnStreamFailed::Act::kGoAway;
+    SCOPED_TRACE(goaway ? "goaway" : "reset_stream");
+    ScriptedPeer peer(Role::kClient);
+    ActingOnStreamFailed events;
+    events.act = act;
+    Connection conn(ServerOptions(), &events, 0);
+    events.connection = &conn;
+    peer.Preface().SettingsAck();
+    ASSERT_TRUE(conn.Receive(peer.TakeSlice(), 0));
+    peer.Read(&conn);
+    events.Clear();
+    peer.Headers(1, GetRequest(), false);
+    peer.Headers(1, {{":status", "200"}}, true);  // Trailers with a pseudo.
+    conn.Receive(peer.TakeSlice(), 0);
+    EXPECT_THAT(events.stream_errors(), SizeIs(1));
+    if (goaway) {
+      EXPECT_THAT(events.Matching("reset 1"),
+                  ElementsAre("reset 1 INTERNAL_ERROR local"));
+    } else {
+      EXPECT_THAT(events.Matching("reset 1"), IsEmpty());
+    }
+    EXPECT_THAT(events.Matching("closed 1"), SizeIs(1));
+    int rst_streams = 0;
+    for (const PeerFrame& f : peer.Read(&conn)) {
+      if (f.type == FrameType::kRstStream && f.stream_id == 1) {
+        ++rst_streams;
+        EXPECT_EQ(f.code, Http2ErrorCode::kProtocolError);
+      }
+    }
+    EXPECT_EQ(rst_streams, 1);
+  }
 }
 
 // An invalid field (8.2.1, found by the HPACK decoder) is a stream error

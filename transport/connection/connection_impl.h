@@ -291,7 +291,7 @@ class Connection::Impl : public FrameListener {
   // Sends the reset PING, or stops counting the resets, when streams wait
   // for them (options.reset_ping_*); the epilogue calls it.
   void MaybeAckResets();
-  // Stream error: RST_STREAM(error.code), OnStreamError, OnStreamReset(code,
+  // Stream error: RST_STREAM(error.code), OnStreamFailed, OnStreamReset(code,
   // false), close. Counts against the stream_resets budget (the peer caused
   // it).
   void FailStream(Stream* s, const StreamError& error);
@@ -354,7 +354,9 @@ class Connection::Impl : public FrameListener {
   absl::flat_hash_map<uint32_t, Stream*> streams_;
   std::vector<std::unique_ptr<Stream>> pool_;       // Free, for reuse.
   std::vector<std::unique_ptr<Stream>> graveyard_;  // Closed this call.
-  std::vector<uint32_t> closed_ids_;                // OnStreamClosed still due.
+  // The stream whose OnStreamFailed is running: its RST_STREAM is written.
+  uint32_t failing_stream_ = 0;
+  std::vector<uint32_t> closed_ids_;  // OnStreamClosed still due.
   size_t closed_head_ = 0;
   std::vector<uint32_t> writable_ids_;  // OnStreamWritable still due.
   std::vector<uint32_t> write_queue_;   // Round-robin of streams with output.

@@ -163,7 +163,7 @@ void Connection::Impl::ResetStream(uint32_t stream_id, Http2ErrorCode code) {
   if (dead_) return;
   Stream* s = FindStream(stream_id);
   if (s == nullptr) return;
-  if (s->state != StreamState::kPending) {
+  if (s->state != StreamState::kPending && stream_id != failing_stream_) {
     WriteRstStream(stream_id, code, &output_);
     NoteResetSent(s);
   }

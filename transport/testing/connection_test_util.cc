@@ -381,7 +381,7 @@ void RecordingListener::OnEndStream(uint32_t id) {
   Add("end " + std::to_string(id), id);
 }
 
-void RecordingListener::OnStreamError(uint32_t id, const StreamError& error) {
+void RecordingListener::OnStreamFailed(uint32_t id, const StreamError& error) {
   stream_errors_.emplace_back(id, error);
 }
 

@@ -144,7 +144,7 @@ class ScriptedPeer {
 // "reset 3 PROTOCOL_ERROR local", "closed 1", "started 1", "writable 1",
 // "settings", "settings_acked", "ping_ack 7", "goaway 5 NO_ERROR",
 // "connection_error ENHANCE_YOUR_CALM", "drained". Data lines are
-// off by default (bodies go to body(id)). The reasons (OnStreamError,
+// off by default (bodies go to body(id)). The reasons (OnStreamFailed,
 // OnConnectionError) are kept aside, not as lines: stream_errors(),
 // connection_error().
 class RecordingListener : public ConnectionListener {
@@ -160,7 +160,7 @@ class RecordingListener : public ConnectionListener {
   Connection* connection = nullptr;  // For auto_consume.
 
   const Lines& lines() const { return lines_; }
-  // Every OnStreamError so far (Clear() keeps them), in order.
+  // Every OnStreamFailed so far (Clear() keeps them), in order.
   const std::vector<std::pair<uint32_t, StreamError>>& stream_errors() const {
     return stream_errors_;
   }
@@ -186,7 +186,7 @@ class RecordingListener : public ConnectionListener {
   void OnEndStream(uint32_t stream_id) override;
   void OnStreamReset(uint32_t stream_id, Http2ErrorCode code,
                      bool remote) override;
-  void OnStreamError(uint32_t stream_id, const StreamError& error) override;
+  void OnStreamFailed(uint32_t stream_id, const StreamError& error) override;
   void OnStreamClosed(uint32_t stream_id) override;
   void OnStreamStarted(uint32_t stream_id) override;
   void OnStreamWritable(uint32_t stream_id) override;
