@@ -220,7 +220,11 @@ class Channel final : public ChannelInterface {
 //     "scheme:" that is no host:port either), credentials whose PEM did not
 //     load, an unknown load-balancing policy, or a loop thread that could not
 //     start: UNAVAILABLE, and the message says what is wrong;
-//   * null credentials: INVALID_ARGUMENT "Invalid credentials", as grpc++.
+//   * null credentials: INVALID_ARGUMENT "Invalid credentials", as grpc++
+//     (before, null meant an insecure channel).
+// With no loop thread there is no thread to complete calls on: an async
+// call's callback then runs inline, on the thread that started it, before
+// the start returns.
 // (grpc++ 1.51 fails the calls of a target that does not parse with UNKNOWN
 // "Failed to create secure client channel", without the reason;
 // grpc_interop_test compares.)

@@ -518,8 +518,8 @@ TEST(TransparentRetryTest, OurStreamErrorNamesTheHeaderRule) {
   Status s = Finish(StartEcho(stub.get()));
   EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
   EXPECT_EQ(s.error_message(),
-            "connection failed: header_rule: bad_status (RST_STREAM "
-            "PROTOCOL_ERROR sent)");
+            "stream reset by the client: header_rule: bad_status "
+            "(RST_STREAM PROTOCOL_ERROR sent)");
 }
 
 }  // namespace

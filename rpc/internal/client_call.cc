@@ -459,9 +459,14 @@ bool ClientCall::LoopOnReset(transport::Http2ErrorCode code, bool remote,
     return true;
   }
   if (connection_dead || !remote) {
+    // A stream error our client found leaves the connection up: the message
+    // says the stream, not the connection, ended.
+    const char* what = !connection_dead && !reason.empty()
+                           ? "stream reset by the client: "
+                           : "connection failed: ";
     LoopComplete(Status(StatusCode::UNAVAILABLE,
                         reason.empty() ? std::string("connection failed")
-                                       : "connection failed: " + reason),
+                                       : what + reason),
                  {}, false);
     return false;
   }
