@@ -6,6 +6,7 @@
 #ifndef BENCHMARKS_RPC_BENCH_BENCH_UTIL_H_
 #define BENCHMARKS_RPC_BENCH_BENCH_UTIL_H_
 
+#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -104,9 +105,58 @@ inline double ProcessCpu(int pid) {
   return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
+// Context switches (voluntary + involuntary) of all threads of this process.
+inline long SelfContextSwitches() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+// Context switches (voluntary + involuntary) summed over the threads alive in
+// another process, from /proc/PID/task/*/status; -1 when it cannot be read.
+// Threads that exited in between are not counted: the servers keep theirs.
+inline long ProcessContextSwitches(int pid) {
+  if (pid <= 0) return -1;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return -1;
+  long total = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    FILE* f = std::fopen((dir + "/" + e->d_name + "/status").c_str(), "r");
+    if (f == nullptr) continue;  // the thread just exited
+    char line[256];
+    long n = 0;
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      if (std::sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+          std::sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1) {
+        total += n;
+      }
+    }
+    std::fclose(f);
+  }
+  closedir(d);
+  return total;
+}
+
 inline void Result(const char* key, double value) {
   std::printf("RESULT %s %.6g\n", key, value);
   std::fflush(stdout);
+}
+
+// Reports the context switches per call of this process and of the server
+// (`<prefix>_client_cs_per_call`, `<prefix>_server_cs_per_call`) between two
+// samples; the server's only when it could be read both times.
+inline void ResultContextSwitches(const std::string& prefix, long self0,
+                                  long self1, long server0, long server1,
+                                  long calls) {
+  if (calls <= 0) return;
+  Result((prefix + "_client_cs_per_call").c_str(),
+         static_cast<double>(self1 - self0) / calls);
+  if (server0 >= 0 && server1 >= 0) {
+    Result((prefix + "_server_cs_per_call").c_str(),
+           static_cast<double>(server1 - server0) / calls);
+  }
 }
 
 // A compressible protobuf-like payload (repeated field names + random bytes),
@@ -126,12 +176,15 @@ inline std::string Payload(size_t size) {
 }
 
 // (d): sequential blocking unary calls (`call()`, false on failure) for the
-// duration; reports CPU per call (this process + the server) as `key`.
+// duration; reports CPU per call (this process + the server) as `key`, and
+// context switches per call of each.
 template <typename Call>
 bool RunSequentialCpu(const Flags& flags, const char* key, Call call) {
   for (int i = 0; i < 200; ++i) {  // warm up
     if (!call()) return false;
   }
+  const long cs0 = SelfContextSwitches();
+  const long server_cs0 = ProcessContextSwitches(flags.server_pid);
   const double self0 = SelfCpu(), server0 = ProcessCpu(flags.server_pid);
   const Clock::time_point start = Clock::now();
   const Clock::time_point end =
@@ -143,12 +196,18 @@ bool RunSequentialCpu(const Flags& flags, const char* key, Call call) {
     ++calls;
   }
   const double self1 = SelfCpu(), server1 = ProcessCpu(flags.server_pid);
+  const long cs1 = SelfContextSwitches();
+  const long server_cs1 = ProcessContextSwitches(flags.server_pid);
   Result(key, (self1 - self0 + server1 - server0) / calls * 1e6);
+  // "d_identity_cpu_us_per_call" -> "d_identity_client_cs_per_call", ...
+  std::string prefix = key;
+  prefix = prefix.substr(0, prefix.find("_cpu_us_per_call"));
+  ResultContextSwitches(prefix, cs0, cs1, server_cs0, server_cs1, calls);
   return true;
 }
 
 // (a): `call()` makes one blocking unary call with an empty payload and
-// returns false on failure.
+// returns false on failure. Also reports context switches per call.
 template <typename Call>
 bool RunSequential(const Flags& flags, Call call) {
   for (int i = 0; i < 200; ++i) {  // warm up
@@ -156,6 +215,8 @@ bool RunSequential(const Flags& flags, Call call) {
   }
   std::vector<double> lat;
   lat.reserve(1 << 20);
+  const long cs0 = SelfContextSwitches();
+  const long server_cs0 = ProcessContextSwitches(flags.server_pid);
   const Clock::time_point start = Clock::now();
   const Clock::time_point end =
       start + std::chrono::duration_cast<Clock::duration>(
@@ -167,12 +228,16 @@ bool RunSequential(const Flags& flags, Call call) {
     now = Clock::now();
     lat.push_back(Seconds(now - t0));
   }
+  const long cs1 = SelfContextSwitches();
+  const long server_cs1 = ProcessContextSwitches(flags.server_pid);
   const double elapsed = Seconds(now - start);
   std::sort(lat.begin(), lat.end());
   Result("a_calls_per_s", lat.size() / elapsed);
   Result("a_p50_us", lat[lat.size() / 2] * 1e6);
   Result("a_p99_us",
          lat[std::min(lat.size() - 1, lat.size() * 99 / 100)] * 1e6);
+  ResultContextSwitches("a", cs0, cs1, server_cs0, server_cs1,
+                        static_cast<long>(lat.size()));
   return true;
 }
 
