@@ -34,15 +34,18 @@ struct Flags {
   std::string phase = "abc";
 };
 
+// The value of `arg` when it is `name=value`, else nullptr.
+inline const char* FlagValue(const char* arg, const char* name) {
+  const size_t n = std::strlen(name);
+  if (std::strncmp(arg, name, n) == 0 && arg[n] == '=') return arg + n + 1;
+  return nullptr;
+}
+
 inline Flags ParseFlags(int argc, char** argv) {
   Flags f;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
-    auto val = [&](const char* name) -> const char* {
-      size_t n = std::strlen(name);
-      if (std::strncmp(a, name, n) == 0 && a[n] == '=') return a + n + 1;
-      return nullptr;
-    };
+    auto val = [&](const char* name) { return FlagValue(a, name); };
     if (const char* v = val("--port")) {
       f.port = std::atoi(v);
     } else if (const char* v = val("--server_pid")) {
