@@ -2,7 +2,9 @@
 // same echo service (rpc_bench/echo.proto). For each implementation it starts
 // the server as a separate process on 127.0.0.1 (port 0; it prints the port),
 // then runs the client process (rpc_bench/*_client.cc), which measures
-//   (a) sequential unary calls with an empty payload: calls/s, p50, p99;
+//   (a) sequential unary calls with an empty payload: calls/s, p50, p99, and
+//       context switches per call of the client (getrusage, all threads) and
+//       of the server (/proc/PID/task/*/status);
 //   (b) 32 unary calls outstanding on one connection: calls/s and CPU per
 //       call (client getrusage + server /proc/PID/stat);
 //   (c) one bidi stream echoing 1 KiB (msgs/s) and 64 KiB (MB/s) messages;
@@ -10,17 +12,24 @@
 // --compression=gzip and client --phase=compressed),
 //   (d) sequential unary calls with a 100-byte payload, identity and then
 //       gzip (client sets gzip, server default gzip): CPU per call (client +
-//       server) both ways and the difference;
+//       server) both ways and the difference, and context switches per
+//       identity call as in (a);
 //   (e) one bidi stream echoing 64 KiB compressible messages (field names +
 //       random bytes) in gzip (both stacks), deflate and zstd (ours): MB/s,
 //       and the codec's ratio on that payload (ours' compression::Compressor);
-// repeats that --reps times (median), kills the server and prints two tables
-// with both rows and the ratio ours / grpc++.
+// and the floor of (a): a raw loopback TCP ping-pong of 64 octets between two
+// processes (rpc_bench/pingpong.cc), blocking and spinning, measured as (a).
+// It repeats all that --reps times, interleaved: each repetition runs the two
+// floors, then both stacks, ours first in odd repetitions and grpc++ first in
+// even ones. It prints the medians in two tables (ours, grpc++, the ratio ours
+// / grpc++, and the floor rows in the (a) columns), how far each stack's (a)
+// is from the blocking floor, and with --json=PATH writes every median there.
 //
 // Flags: --duration=S per workload (3), --reps=N (3), --pin=0|1 (0; 1: server
 // on CPU 0, client on CPU 1, when there are two CPUs), --compression_only=1
-// (only (d) and (e)), and the binaries
-// (--ours_server= --ours_client= --grpc_server= --grpc_client=, set by BUILD).
+// (only (d) and (e), no floor), --json=PATH, and the binaries
+// (--ours_server= --ours_client= --grpc_server= --grpc_client= --pingpong=,
+// set by BUILD; without --pingpong there are no floor rows).
 
 #include <poll.h>
 #include <sched.h>
@@ -123,12 +132,14 @@ void Kill(Child* c) {
 
 using Results = std::map<std::string, double>;
 
-// One repetition for one implementation; false (with a message) on failure.
-bool RunOnce(const std::string& server_bin, const std::string& client_bin,
-             const std::string& phase, double duration, bool pin,
+// Starts `server_args` (which prints "PORT <n>"), then `client_args` plus
+// --port= and --server_pid=, bounded by `limit` seconds (killed after it), and
+// adds the client's RESULT lines to `out`; false (with a message) on failure.
+bool RunPair(std::vector<std::string> server_args,
+             std::vector<std::string> client_args, double limit, bool pin,
              Results* out) {
-  std::vector<std::string> server_args = {server_bin};
-  if (phase == "compressed") server_args.push_back("--compression=gzip");
+  const std::string& server_bin = server_args[0];
+  const std::string& client_bin = client_args[0];
   Child server = Spawn(server_args, pin ? 0 : -1);
   bool timed_out = false;
   std::string line = ReadUntil(
@@ -142,13 +153,9 @@ bool RunOnce(const std::string& server_bin, const std::string& client_bin,
     Kill(&server);
     return false;
   }
-  Child client =
-      Spawn({client_bin, "--port=" + std::to_string(port),
-             "--server_pid=" + std::to_string(server.pid),
-             "--duration=" + std::to_string(duration), "--phase=" + phase},
-            pin ? 1 : -1);
-  // At most four timed workloads plus warm-ups and connection setup.
-  const double limit = duration * 4 * 1.5 + 30;
+  client_args.push_back("--port=" + std::to_string(port));
+  client_args.push_back("--server_pid=" + std::to_string(server.pid));
+  Child client = Spawn(client_args, pin ? 1 : -1);
   std::string text = ReadUntil(
       client.out, limit, [](const std::string&) { return false; }, &timed_out);
   int status = 0;
@@ -178,6 +185,29 @@ bool RunOnce(const std::string& server_bin, const std::string& client_bin,
   return ok;
 }
 
+// One phase of one repetition of an rpc implementation.
+bool RunOnce(const std::string& server_bin, const std::string& client_bin,
+             const std::string& phase, double duration, bool pin,
+             Results* out) {
+  std::vector<std::string> server_args = {server_bin};
+  if (phase == "compressed") server_args.push_back("--compression=gzip");
+  // At most four timed workloads plus warm-ups and connection setup.
+  return RunPair(server_args,
+                 {client_bin, "--duration=" + std::to_string(duration),
+                  "--phase=" + phase},
+                 duration * 4 * 1.5 + 30, pin, out);
+}
+
+// One repetition of the floor: raw TCP ping-pong, blocking or spinning.
+bool RunFloor(const std::string& bin, bool spin, double duration, bool pin,
+              Results* out) {
+  const std::string spin_flag = spin ? "--spin=1" : "--spin=0";
+  return RunPair({bin, "--mode=server", spin_flag},
+                 {bin, "--mode=client", spin_flag,
+                  "--duration=" + std::to_string(duration)},
+                 duration * 1.5 + 30, pin, out);
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -189,6 +219,7 @@ struct Column {
   const char* title;
 };
 
+// New columns go at the end: scripts read the titles.
 const Column kColumns[] = {
     {"a_calls_per_s", "(a) calls/s"},
     {"a_p50_us", "(a) p50 us"},
@@ -199,6 +230,8 @@ const Column kColumns[] = {
     {"b_server_cpu_us_per_call", "(b) server"},
     {"c1k_msgs_per_s", "(c) 1 KiB msgs/s"},
     {"c64k_mb_per_s", "(c) 64 KiB MB/s"},
+    {"a_client_cs_per_call", "(a) client cs/call"},
+    {"a_server_cs_per_call", "(a) server cs/call"},
 };
 
 const Column kCompressionColumns[] = {
@@ -211,30 +244,48 @@ const Column kCompressionColumns[] = {
     {"e_gzip_ratio", "gzip ratio"},
     {"e_deflate_ratio", "deflate ratio"},
     {"e_zstd_ratio", "zstd ratio"},
+    {"d_identity_client_cs_per_call", "(d) identity client cs/call"},
+    {"d_identity_server_cs_per_call", "(d) identity server cs/call"},
 };
 
+// What the driver runs: the two rpc stacks and the two floors, each with the
+// key of its results and its row name.
+struct Impl {
+  const char* key;  // in `median` and in --json
+  const char* row;  // in the tables
+};
+const Impl kOurs{"ours", "ours"};
+const Impl kGrpc{"grpc", "grpc++"};
+const Impl kFloorBlocking{"floor_blocking", "floor (blocking)"};
+const Impl kFloorSpinning{"floor_spinning", "floor (spinning)"};
+
+void PrintRow(const char* name, const Column* columns, size_t n,
+              const Results& r) {
+  std::printf("| %s | ", name);
+  for (size_t i = 0; i < n; ++i) {
+    auto it = r.find(columns[i].key);
+    if (it == r.end()) {
+      std::printf("- | ");
+    } else {
+      std::printf(std::fabs(it->second) >= 1000 ? "%.0f | " : "%.3g | ",
+                  it->second);
+    }
+  }
+  std::printf("\n");
+}
+
+// The table of `columns`: ours, grpc++, their ratio, then the floor rows when
+// they were measured (only the (a) columns are filled there).
 template <size_t N>
 void PrintTable(const Column (&columns)[N],
-                std::map<std::string, Results>& median) {
-  const char* impls[] = {"ours", "grpc"};
+                std::map<std::string, Results>& median, bool floors) {
   std::printf("| | ");
   for (const Column& c : columns) std::printf("%s | ", c.title);
   std::printf("\n|---|");
   for (size_t i = 0; i < N; ++i) std::printf("---:|");
   std::printf("\n");
-  const char* names[] = {"ours", "grpc++"};
-  for (int i = 0; i < 2; ++i) {
-    std::printf("| %s | ", names[i]);
-    for (const Column& c : columns) {
-      auto it = median[impls[i]].find(c.key);
-      if (it == median[impls[i]].end()) {
-        std::printf("- | ");
-      } else {
-        std::printf(std::fabs(it->second) >= 1000 ? "%.0f | " : "%.3g | ",
-                    it->second);
-      }
-    }
-    std::printf("\n");
+  for (const Impl& impl : {kOurs, kGrpc}) {
+    PrintRow(impl.row, columns, N, median[impl.key]);
   }
   std::printf("| ours / grpc++ | ");
   for (const Column& c : columns) {
@@ -247,6 +298,70 @@ void PrintTable(const Column (&columns)[N],
     }
   }
   std::printf("\n");
+  if (!floors) return;
+  for (const Impl& impl : {kFloorBlocking, kFloorSpinning}) {
+    PrintRow(impl.row, columns, N, median[impl.key]);
+  }
+}
+
+// One line: "(a) against the blocking floor: ours calls/s 0.52x, p50 1.9x,
+// p99 2.1x; grpc++ calls/s ...", each the stack's median over the floor's.
+void PrintFloorRatios(std::map<std::string, Results>& median) {
+  const Column kRatios[] = {
+      {"a_calls_per_s", "calls/s"}, {"a_p50_us", "p50"}, {"a_p99_us", "p99"}};
+  const Results& floor = median[kFloorBlocking.key];
+  std::printf("(a) against the blocking floor:");
+  const char* sep = " ";
+  for (const Impl& impl : {kOurs, kGrpc}) {
+    const Results& r = median[impl.key];
+    std::printf("%s%s", sep, impl.row);
+    sep = "; ";
+    const char* inner = " ";
+    for (const Column& c : kRatios) {
+      auto a = r.find(c.key), b = floor.find(c.key);
+      if (a == r.end() || b == floor.end() || b->second <= 0) {
+        std::printf("%s%s -", inner, c.title);
+      } else {
+        std::printf("%s%s %.2fx", inner, c.title, a->second / b->second);
+      }
+      inner = ", ";
+    }
+  }
+  std::printf("\n");
+}
+
+// {"ours": {"a_calls_per_s": ..., ...}, "grpc": {...}, ...}: the medians of
+// every metric, as in the tables but with every key the clients reported.
+bool WriteJson(const std::string& path, double duration, int reps, bool pin,
+               std::map<std::string, Results>& median) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::perror(path.c_str());
+    return false;
+  }
+  std::fprintf(f,
+               "{\n  \"config\": {\"duration_s\": %g, \"reps\": %d, "
+               "\"pinned\": %s},\n",
+               duration, reps, pin ? "true" : "false");
+  const char* sep = "";
+  for (const Impl& impl : {kOurs, kGrpc, kFloorBlocking, kFloorSpinning}) {
+    auto it = median.find(impl.key);
+    if (it == median.end() || it->second.empty()) continue;
+    std::fprintf(f, "%s  \"%s\": {", sep, impl.key);
+    sep = ",\n";
+    const char* inner = "";
+    for (const auto& [k, v] : it->second) {
+      if (std::isfinite(v)) {
+        std::fprintf(f, "%s\"%s\": %.6g", inner, k.c_str(), v);
+      } else {
+        std::fprintf(f, "%s\"%s\": null", inner, k.c_str());
+      }
+      inner = ", ";
+    }
+    std::fprintf(f, "}");
+  }
+  std::fprintf(f, "\n}\n");
+  return std::fclose(f) == 0;
 }
 
 }  // namespace
@@ -255,7 +370,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> flags = {{"duration", "3"},
                                               {"reps", "3"},
                                               {"pin", "0"},
-                                              {"compression_only", "0"}};
+                                              {"compression_only", "0"},
+                                              {"json", ""}};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     size_t eq = a.find('=');
@@ -269,29 +385,46 @@ int main(int argc, char** argv) {
   const int reps = std::max(1, std::atoi(flags["reps"].c_str()));
   const bool pin = flags["pin"] == "1" && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
   const bool compression_only = flags["compression_only"] == "1";
+  const bool floors = !compression_only && !flags["pingpong"].empty();
   signal(SIGPIPE, SIG_IGN);
 
   std::vector<std::string> phases = {"identity", "compressed"};
   if (!compression_only) phases.insert(phases.begin(), "abc");
-  const char* impls[] = {"ours", "grpc"};
-  std::map<std::string, Results> median;
+  std::map<std::string, std::map<std::string, std::vector<double>>> all;
   bool ok = true;
-  for (const char* impl : impls) {
-    std::map<std::string, std::vector<double>> all;
-    for (int r = 0; r < reps; ++r) {
+  // Each repetition runs the floors, then both stacks, ours first in odd
+  // repetitions and grpc++ first in even ones, so that a busy stretch of the
+  // machine weighs on both.
+  for (int r = 0; r < reps; ++r) {
+    if (floors) {
+      for (bool spin : {false, true}) {
+        Results res;
+        if (!RunFloor(flags["pingpong"], spin, duration, pin, &res)) ok = false;
+        const char* key = spin ? kFloorSpinning.key : kFloorBlocking.key;
+        for (const auto& [k, v] : res) all[key][k].push_back(v);
+      }
+    }
+    const Impl order[2] = {r % 2 == 0 ? kOurs : kGrpc,
+                           r % 2 == 0 ? kGrpc : kOurs};
+    for (const Impl& impl : order) {
+      const std::string name = impl.key;
       Results res;
       for (const std::string& phase : phases) {
-        if (!RunOnce(flags[std::string(impl) + "_server"],
-                     flags[std::string(impl) + "_client"], phase, duration, pin,
-                     &res)) {
+        if (!RunOnce(flags[name + "_server"], flags[name + "_client"], phase,
+                     duration, pin, &res)) {
           ok = false;
         }
       }
-      for (const auto& [k, v] : res) all[k].push_back(v);
-      std::fprintf(stderr, "%s rep %d done\n", impl, r + 1);
+      for (const auto& [k, v] : res) all[name][k].push_back(v);
     }
-    for (const auto& [k, v] : all) median[impl][k] = Median(v);
-    Results& m = median[impl];
+    std::fprintf(stderr, "rep %d done (%s first)\n", r + 1, order[0].row);
+  }
+  std::map<std::string, Results> median;
+  for (const auto& [impl, metrics] : all) {
+    for (const auto& [k, v] : metrics) median[impl][k] = Median(v);
+  }
+  for (const Impl& impl : {kOurs, kGrpc}) {
+    Results& m = median[impl.key];
     if (m.count("d_identity_cpu_us_per_call") &&
         m.count("d_gzip_cpu_us_per_call")) {
       m["d_diff_cpu_us_per_call"] =
@@ -299,14 +432,20 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("rpc_benchmark: %.1f s per workload, median of %d, %s\n",
-              duration, reps,
-              pin ? "server on CPU 0, client on CPU 1" : "not pinned");
+  std::printf(
+      "rpc_benchmark: %.1f s per workload, median of %d, interleaved "
+      "(ours first in odd repetitions), %s\n",
+      duration, reps, pin ? "server on CPU 0, client on CPU 1" : "not pinned");
   if (!compression_only) {
-    PrintTable(kColumns, median);
+    PrintTable(kColumns, median, floors);
+    if (floors) PrintFloorRatios(median);
     std::printf("\n");
   }
-  PrintTable(kCompressionColumns, median);
+  PrintTable(kCompressionColumns, median, false);
+  if (!flags["json"].empty() &&
+      !WriteJson(flags["json"], duration, reps, pin, median)) {
+    ok = false;
+  }
   if (!ok) std::fprintf(stderr, "rpc_benchmark: some runs failed\n");
   return ok ? 0 : 1;
 }
