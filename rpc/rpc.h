@@ -16,5 +16,6 @@
 #include "rpc/service.h"            // IWYU pragma: export
 #include "rpc/wire/metadata.h"      // IWYU pragma: export
 #include "rpc/wire/status.h"        // IWYU pragma: export
+#include "rpc/write_options.h"      // IWYU pragma: export
 
 #endif  // RPC_RPC_H_
