@@ -11,7 +11,7 @@ namespace slice_internal {
 Block* Block::New(size_t capacity) {
   void* memory = ::operator new(sizeof(Block) + capacity);
   Block* block = new (memory) Block;
-  block->refs = 1;
+  block->refs.store(1, std::memory_order_relaxed);
   block->capacity = capacity;
   block->used = 0;
   return block;

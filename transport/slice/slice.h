@@ -18,12 +18,15 @@
 // that Slices elsewhere still reference, and lets a reader fill the rest of a
 // block that earlier frames' DATA Slices still point into.
 //
-// Threads. The reference count is NOT atomic: a connection, and every Slice of
-// its blocks, lives on one event-loop thread, so the hot path takes no locked
-// instructions. Moving Slices to another thread is safe only if no Slice of the
-// same blocks is used on the first thread meanwhile (e.g. move a whole
-// SliceBuffer whose blocks nothing else references), otherwise copy
-// (SliceBuffer::CopyToNewBlock) or parse on the loop thread first.
+// Threads. A block may be released on any thread: its reference count is
+// atomic (a relaxed increment; a decrement with acquire-release order, skipped
+// when the releaser holds the last reference), so a received message crosses
+// from the loop thread to a handler without a copy, while the loop goes on
+// slicing and filling the same read block. What stays single-threaded: a
+// Slice or SliceBuffer object itself (one thread at a time), and a block's
+// fill mark and spare room, which only the one SliceBuffer holding the block
+// as its append block writes (no other Slice reads them; moving a SliceBuffer
+// moves that role, copying it does not). See README.md for the cost.
 //
 // Static slices (Slice::FromStatic) view memory the Slice does not own (string
 // literals, test data): no block, no counting; the caller keeps the bytes
@@ -32,6 +35,7 @@
 #ifndef TRANSPORT_SLICE_SLICE_H_
 #define TRANSPORT_SLICE_SLICE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -47,18 +51,27 @@ namespace slice_internal {
 
 // The header of a block; the bytes follow it (16-byte aligned).
 struct alignas(16) Block {
-  uint32_t refs;    // Slices and SliceBuffers holding this block.
-  size_t capacity;  // Octets of storage after the header.
-  size_t used;      // Fill mark: octets [0, used) are immutable.
+  std::atomic<uint32_t> refs;  // Slices and SliceBuffers holding this block.
+  size_t capacity;             // Octets of storage after the header.
+  size_t used;                 // Fill mark: octets [0, used) are immutable.
 
   uint8_t* data() { return reinterpret_cast<uint8_t*>(this + 1); }
   size_t spare() const { return capacity - used; }
 
   // A block of `capacity` octets with refs == 1 and used == 0.
   static Block* New(size_t capacity);
-  void Ref() { ++refs; }
+  // Only a holder of a reference copies it, so the new one needs no order.
+  void Ref() { refs.fetch_add(1, std::memory_order_relaxed); }
+  // The last reference frees the block. Every holder's writes happen before
+  // the free: each release is a release operation, and the acquire (the load
+  // or the decrement's) of the last one sees them. A holder that reads 1
+  // holds the only reference (nobody else can copy it), so it frees without
+  // the locked decrement: the common case of a block used by one message.
   void Unref() {
-    if (--refs == 0) Free();
+    if (refs.load(std::memory_order_acquire) == 1 ||
+        refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Free();
+    }
   }
   void Free();
 };
@@ -132,7 +145,9 @@ class Slice {
   }
   // References held on this slice's block (0 for static and empty slices); for
   // tests.
-  uint32_t block_refs() const { return block_ != nullptr ? block_->refs : 0; }
+  uint32_t block_refs() const {
+    return block_ != nullptr ? block_->refs.load(std::memory_order_relaxed) : 0;
+  }
 
   void Swap(Slice& other) noexcept {
     std::swap(block_, other.block_);
