@@ -13,15 +13,11 @@ size_t CallCore::OnDataBytes(size_t n) {
 }
 
 void CallCore::PushMessage(transport::SliceBuffer payload) {
-  // Slice reference counts are not atomic (slice.h): the payload still shares
-  // its blocks with the connection's read buffer, so the reader gets a copy in
-  // a block of its own.
-  transport::SliceBuffer own;
-  if (!payload.empty()) own.Append(payload.CopyToNewBlock());
-  payload.Clear();
+  // No copy: the payload's slices still share blocks with the connection's
+  // read buffer, and block reference counts are safe to release on the
+  // reader's thread (transport/slice/slice.h).
   absl::MutexLock lock(&mu_);
   if (cancelled_) return;
-  payload = std::move(own);
   queued_bytes_ += payload.size() + 5;
   messages_.push_back(std::move(payload));
   cv_.SignalAll();

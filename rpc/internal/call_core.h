@@ -42,8 +42,10 @@ class CallCore {
   // ---- Loop thread ----
   // `n` DATA octets arrived; returns how many to ConsumeData now.
   size_t OnDataBytes(size_t n);
-  // A complete message. Its octets are copied into a block of their own: the
-  // application thread may then release it (Slice counts are not atomic).
+  // A complete message, handed to the reader as it is: its slices may share
+  // the connection's read block (no copy; Slice counts are atomic). A message
+  // queued unread keeps that block alive (up to the read block size, 32 KiB,
+  // for a small message alone in it) until the reader takes it.
   void PushMessage(transport::SliceBuffer payload);
   // The peer ended its side: Read returns kEnd after the queued messages.
   void PushEnd();
