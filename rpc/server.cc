@@ -1,7 +1,9 @@
 #include "rpc/server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -65,6 +67,11 @@ class Server::Impl final : private internal::ServerConnection::Host {
   // ---- ServerConnection::Host ----
   const Service::Method* FindMethod(std::string_view path) override;
   void Dispatch(std::shared_ptr<internal::ServerCall> call) override;
+  // Loop thread: runs a blocking handler on a worker, or queues the call for
+  // one (SetWorkerThreads in server_builder.h).
+  void DispatchToWorker(std::shared_ptr<internal::ServerCall> call);
+  // The loop whose thread this is (Dispatch runs on one).
+  transport::EventLoop* CurrentLoop() const;
   const internal::ServerCallLimits& limits() const override {
     return options_.limits;
   }
@@ -125,7 +132,8 @@ absl::Status Server::Impl::Start(
         std::unique_ptr<LoopState>(new LoopState{loops_->loop(i), {}, {}}));
   }
   workers_ = std::make_unique<internal::WorkerPool>(
-      options_.min_workers, options_.max_workers, options_.worker_idle_time);
+      options_.min_workers, options_.max_workers, options_.worker_idle_time,
+      options_.max_pending_calls);
   absl::Status status;
   ForEachLoop([&](LoopState* state) {
     if (state != loop_states_[0].get()) return;
@@ -265,12 +273,53 @@ void Server::Impl::Dispatch(std::shared_ptr<internal::ServerCall> call) {
     method->async_handler(std::move(call));
     return;
   }
-  workers_->Submit([call = std::move(call)] {
-    ServerContext ctx(call);
-    Status status = call->method()->handler(&ctx);
-    call->Finish(status, ctx.mutable_initial_metadata(),
-                 ctx.mutable_trailing_metadata());
+  DispatchToWorker(std::move(call));
+}
+
+void Server::Impl::DispatchToWorker(
+    std::shared_ptr<internal::ServerCall> call) {
+  internal::ServerCall* raw = call.get();
+  const absl::Time deadline = call->deadline;
+  std::weak_ptr<internal::ServerCall> weak = call;
+  internal::WorkerPool::Ticket ticket =
+      workers_->Submit([call = std::move(call)] {
+        ServerContext ctx(call);
+        Status status = call->method()->handler(&ctx);
+        call->Finish(status, ctx.mutable_initial_metadata(),
+                     ctx.mutable_trailing_metadata());
+      });
+  if (ticket.rejected) {
+    raw->LoopAbort(Status(StatusCode::RESOURCE_EXHAUSTED,
+                          "too many calls waiting for a worker thread"));
+    return;
+  }
+  if (!ticket.waits) return;
+  // Every worker is busy: the call waits for one. Cancelled meanwhile (by
+  // the client, its deadline, shutdown), it leaves the queue unrun. With a
+  // deadline, the server gives up a little before it (a tenth of the time
+  // left, at most 1 s) so that its verdict reaches the client before the
+  // client's own timer ends the call DEADLINE_EXCEEDED. The pool outlives
+  // both callbacks (Shutdown stops it; it is destroyed with the server,
+  // after the loops); a call that got its worker makes them no-ops.
+  internal::WorkerPool* pool = workers_.get();
+  const internal::WorkerPool::TaskId id = ticket.id;
+  raw->core()->SetCancelHook([pool, id] { pool->Cancel(id); });
+  if (deadline == absl::InfiniteFuture()) return;
+  const absl::Duration left = deadline - absl::Now();
+  const absl::Duration wait = left - std::min(left / 10, absl::Seconds(1));
+  CurrentLoop()->RunAfter(wait, [pool, id, weak] {
+    std::shared_ptr<internal::ServerCall> call = weak.lock();
+    if (call == nullptr || !pool->Cancel(id)) return;
+    call->LoopAbort(Status(StatusCode::RESOURCE_EXHAUSTED,
+                           "no worker thread available within the deadline"));
   });
+}
+
+transport::EventLoop* Server::Impl::CurrentLoop() const {
+  for (const auto& state : loop_states_) {
+    if (state->loop->IsInLoopThread()) return state->loop;
+  }
+  return nullptr;
 }
 
 void Server::Impl::OnConnectionClosed(internal::ServerConnection* connection) {
@@ -314,8 +363,10 @@ void Server::Impl::Shutdown(absl::Time deadline) {
         absl::SleepFor(absl::Milliseconds(1));
       }
     }
-    // Handlers may still run (their calls are cancelled): wait for them.
-    workers_.reset();
+    // Handlers may still run (their calls are cancelled): wait for them. The
+    // pool object stays (calls and timers may still Cancel on it) until the
+    // server is destroyed, after its loops.
+    workers_->Shutdown();
     ForEachLoop([](LoopState* state) { state->connections.clear(); });
     loops_.reset();
   }

@@ -41,6 +41,11 @@ ServerBuilder& ServerBuilder::SetWorkerThreads(int min, int max) {
   return *this;
 }
 
+ServerBuilder& ServerBuilder::SetMaxPendingCalls(int n) {
+  options_->max_pending_calls = n > 0 ? static_cast<size_t>(n) : 0;
+  return *this;
+}
+
 ServerBuilder& ServerBuilder::SetWorkerIdleTime(absl::Duration idle) {
   options_->worker_idle_time =
       idle < absl::ZeroDuration() ? absl::ZeroDuration() : idle;

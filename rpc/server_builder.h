@@ -35,9 +35,23 @@ class ServerBuilder {
   ServerBuilder& RegisterService(Service* service);
   // I/O loops (threads); default 1.
   ServerBuilder& SetNumLoops(int n);
-  // Handler threads: `min` started up front, more up to `max` as handlers
-  // block (default 2..256).
+  // Handler threads (blocking `Foo::Service` handlers): `min` started up
+  // front, more up to `max` as handlers block (default 2..256). A call that
+  // arrives while `max` handlers run (say streaming handlers blocked on their
+  // clients) waits for one to return, never silently: a call with a deadline
+  // that gets no worker in time ends with RESOURCE_EXHAUSTED "no worker
+  // thread available within the deadline", which the server sends slightly
+  // before the deadline (a tenth of the time left, at most 1 s, earlier) so
+  // that it reaches the client before the client's own DEADLINE_EXCEEDED; a
+  // call without a deadline waits until a worker is free or it is
+  // cancelled. A call cancelled while it waits (by the client, the deadline,
+  // shutdown) leaves the queue: no handler runs for it. Callback handlers
+  // never take a worker. See rpc/README.md, "Threading model".
   ServerBuilder& SetWorkerThreads(int min, int max);
+  // At most `n` calls wait for a worker that way (default 0: no bound); a
+  // call beyond them ends at once with RESOURCE_EXHAUSTED "too many calls
+  // waiting for a worker thread".
+  ServerBuilder& SetMaxPendingCalls(int n);
   // A handler thread above `min` that has had no call to run for `idle`
   // retires (default 10 s), so a burst does not leave its threads behind.
   ServerBuilder& SetWorkerIdleTime(absl::Duration idle);

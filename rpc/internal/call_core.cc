@@ -30,11 +30,28 @@ void CallCore::PushEnd() {
 }
 
 void CallCore::Cancel() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
-  messages_.clear();
-  queued_bytes_ = 0;
-  cv_.SignalAll();
+  absl::AnyInvocable<void()> hook;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    messages_.clear();
+    queued_bytes_ = 0;
+    hook = std::move(cancel_hook_);
+    cancel_hook_ = nullptr;
+    cv_.SignalAll();
+  }
+  if (hook) hook();
+}
+
+void CallCore::SetCancelHook(absl::AnyInvocable<void()> hook) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!cancelled_) {
+      cancel_hook_ = std::move(hook);
+      return;
+    }
+  }
+  if (hook) hook();
 }
 
 void CallCore::ReleaseWriteCredit() {

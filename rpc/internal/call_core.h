@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <deque>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "transport/slice/slice.h"
 
@@ -52,6 +53,10 @@ class CallCore {
   // The call is over (reset, deadline, cancelled, failed): wakes every
   // waiter; Read returns kCancelled once the queue is empty... immediately.
   void Cancel();
+  // Runs `hook` once, on the thread that cancels the call (outside the lock),
+  // or at once when it is already cancelled; replaces an earlier hook. The
+  // server takes a call waiting for a worker off the queue this way.
+  void SetCancelHook(absl::AnyInvocable<void()> hook);
   // Queued octets of this call left the Connection's queue.
   void ReleaseWriteCredit();
   bool HasWriteCredit() const;
@@ -81,6 +86,7 @@ class CallCore {
   size_t inflight_ ABSL_GUARDED_BY(mu_) = 0;
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  absl::AnyInvocable<void()> cancel_hook_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace internal

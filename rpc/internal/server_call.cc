@@ -286,8 +286,10 @@ void ServerCall::LoopOnEnd() {
 
 void ServerCall::LoopAbort(const Status& status) {
   if (status_sent_) return;
+  ServerConnection* conn = connection_;  // the status may close the stream
   core_.Cancel();
   LoopSendStatus(status, {}, {});
+  conn->ScheduleFlush();  // also from a timer (Server's worker wait)
 }
 
 void ServerCall::LoopOnReset() {

@@ -97,6 +97,7 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   void Finish(const Status& status, Metadata* initial_metadata,
               Metadata* trailing_metadata);
   bool IsCancelled() const { return core_.cancelled(); }
+  CallCore* core() { return &core_; }
   // Every request arrived (or the call is cancelled): Read will not block.
   bool RequestsComplete() const { return core_.input_complete(); }
   // The encoding the server asks for; before the response headers only.

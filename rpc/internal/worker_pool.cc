@@ -6,15 +6,18 @@ namespace rpc {
 namespace internal {
 
 WorkerPool::WorkerPool(int min_threads, int max_threads,
-                       absl::Duration idle_time)
+                       absl::Duration idle_time, size_t max_waiting)
     : min_threads_(min_threads),
       max_threads_(max_threads < min_threads ? min_threads : max_threads),
-      idle_time_(idle_time) {
+      idle_time_(idle_time),
+      max_waiting_(max_waiting) {
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < min_threads; ++i) AddThreadLocked();
 }
 
-WorkerPool::~WorkerPool() {
+WorkerPool::~WorkerPool() { Shutdown(); }
+
+void WorkerPool::Shutdown() {
   ThreadList threads;
   {
     absl::MutexLock lock(&mu_);
@@ -42,18 +45,44 @@ void WorkerPool::JoinRetired() {
   for (std::thread& t : retired) t.join();
 }
 
-void WorkerPool::Submit(absl::AnyInvocable<void()> task) {
+WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
+  Ticket ticket;
   bool join = false;
   {
     absl::MutexLock lock(&mu_);
-    queue_.push_back(std::move(task));
-    if (idle_ < static_cast<int>(queue_.size()) &&
-        static_cast<int>(threads_.size()) < max_threads_) {
-      AddThreadLocked();
+    const bool can_grow = static_cast<int>(threads_.size()) < max_threads_;
+    // Tasks already queued beyond the idle threads that will take them.
+    const size_t waiting =
+        queue_.size() > static_cast<size_t>(idle_) ? queue_.size() - idle_ : 0;
+    if (stop_ || (!can_grow && max_waiting_ > 0 && waiting >= max_waiting_)) {
+      ticket.rejected = true;
+    } else {
+      ticket.id = next_id_++;
+      queue_.push_back(Queued{ticket.id, std::move(task)});
+      if (idle_ < static_cast<int>(queue_.size())) {
+        if (can_grow) {
+          AddThreadLocked();
+        } else {
+          ticket.waits = true;
+        }
+      }
     }
     join = !retired_.empty();
   }
   if (join) JoinRetired();
+  return ticket;
+}
+
+bool WorkerPool::Cancel(TaskId id) {
+  absl::AnyInvocable<void()> task;  // destroyed outside the lock
+  absl::MutexLock lock(&mu_);
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->id != id) continue;
+    task = std::move(it->task);
+    queue_.erase(it);
+    return true;
+  }
+  return false;
 }
 
 bool WorkerPool::WaitIdle(absl::Duration timeout) {
@@ -96,7 +125,7 @@ void WorkerPool::Work(ThreadList::iterator self) {
       if (stop_) return;
       continue;  // timed out at the minimum: keep waiting
     }
-    absl::AnyInvocable<void()> task = std::move(queue_.front());
+    absl::AnyInvocable<void()> task = std::move(queue_.front().task);
     queue_.pop_front();
     --idle_;
     ++running_;

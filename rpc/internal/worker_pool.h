@@ -4,12 +4,22 @@
 // waits for its client) does not starve new calls. A thread above
 // `min_threads` that has found no task for `idle_time` retires (grpc++'s sync
 // server likewise lets its extra threads exit), so a burst does not leave its
-// threads behind. Tasks run in FIFO order. The destructor runs what is queued,
-// then joins.
+// threads behind. Tasks run in FIFO order.
+//
+// Beyond `max_threads`. When every thread is busy and none may be added, a
+// task waits in the queue (Submit says so: Ticket::waits) until a thread is
+// free; whoever submitted it may take it back while it waits (Cancel), which
+// is how the server gives up on a call that found no worker before its
+// deadline, or was cancelled while it waited. `max_waiting` (0: no bound)
+// limits the tasks waiting that way: Submit refuses more (Ticket::rejected).
+// Shutdown (and the destructor) runs what is queued, then joins; a task
+// submitted after it is refused.
 
 #ifndef RPC_INTERNAL_WORKER_POOL_H_
 #define RPC_INTERNAL_WORKER_POOL_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <list>
@@ -28,13 +38,32 @@ class WorkerPool {
   static constexpr absl::Duration kDefaultIdleTime = absl::Seconds(10);
 
   WorkerPool(int min_threads, int max_threads,
-             absl::Duration idle_time = kDefaultIdleTime);
+             absl::Duration idle_time = kDefaultIdleTime,
+             size_t max_waiting = 0);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
+  using TaskId = uint64_t;
+  struct Ticket {
+    TaskId id = 0;  // for Cancel; 0 when rejected
+    // Every thread was busy and the pool at max_threads: the task waits for
+    // a running one to finish.
+    bool waits = false;
+    // Not queued (the task was destroyed): max_waiting tasks already wait,
+    // or the pool is shut down.
+    bool rejected = false;
+  };
+
   // Any thread.
-  void Submit(absl::AnyInvocable<void()> task);
+  Ticket Submit(absl::AnyInvocable<void()> task);
+  // Takes back a task no thread has started yet (it is destroyed, unrun);
+  // false when a thread took it (it runs or ran) or the id is unknown. Any
+  // thread; also after Shutdown.
+  bool Cancel(TaskId id);
+  // Runs what is queued, joins every thread, and refuses later tasks.
+  // Idempotent; the object stays usable for Cancel and the accessors.
+  void Shutdown();
   // Blocks until no task is queued or running, or `timeout` passed; returns
   // whether it became idle.
   bool WaitIdle(absl::Duration timeout);
@@ -54,8 +83,14 @@ class WorkerPool {
   const int min_threads_;
   const int max_threads_;
   const absl::Duration idle_time_;
+  const size_t max_waiting_;
+  struct Queued {
+    TaskId id;
+    absl::AnyInvocable<void()> task;
+  };
   absl::Mutex mu_;
-  std::deque<absl::AnyInvocable<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
+  TaskId next_id_ ABSL_GUARDED_BY(mu_) = 1;
   ThreadList threads_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> retired_ ABSL_GUARDED_BY(mu_);
   int idle_ ABSL_GUARDED_BY(mu_) = 0;

@@ -102,6 +102,69 @@ TEST(WorkerPoolTest, DestructorRunsQueuedTasksAndJoinsRetired) {
   EXPECT_EQ(done.load(), 10);
 }
 
+// At max_threads, a task waits (the ticket says so) and may be taken back
+// unrun; the others run in order once a thread is free.
+TEST(WorkerPoolTest, AtTheLimitTasksWaitAndCanBeTakenBack) {
+  WorkerPool pool(1, 2);
+  absl::Notification release;
+  Started started;
+  BlockTasks(&pool, 2, &release, &started);
+  std::atomic<int> ran_a{0};
+  std::atomic<int> ran_b{0};
+  const WorkerPool::Ticket a = pool.Submit([&] { ++ran_a; });
+  const WorkerPool::Ticket b = pool.Submit([&] { ++ran_b; });
+  EXPECT_TRUE(a.waits);
+  EXPECT_TRUE(b.waits);
+  EXPECT_FALSE(a.rejected);
+  EXPECT_NE(a.id, b.id);
+  EXPECT_TRUE(pool.Cancel(a.id));
+  EXPECT_FALSE(pool.Cancel(a.id));  // already gone
+  release.Notify();
+  ASSERT_TRUE(pool.WaitIdle(kHangGuard));
+  EXPECT_EQ(ran_a.load(), 0);
+  EXPECT_EQ(ran_b.load(), 1);
+  EXPECT_FALSE(pool.Cancel(b.id));  // it ran
+  EXPECT_EQ(pool.num_threads(), 2);
+}
+
+// With a free thread (or room to add one) a task does not wait.
+TEST(WorkerPoolTest, BelowTheLimitTasksDoNotWait) {
+  WorkerPool pool(1, 2);
+  absl::Notification release;
+  Started started;
+  const WorkerPool::Ticket first = pool.Submit([&] {
+    started.Add();
+    release.WaitForNotification();
+  });
+  EXPECT_FALSE(first.waits);
+  ASSERT_TRUE(started.WaitFor(1));
+  const WorkerPool::Ticket second = pool.Submit([] {});  // a thread is added
+  EXPECT_FALSE(second.waits);
+  release.Notify();
+  ASSERT_TRUE(pool.WaitIdle(kHangGuard));
+}
+
+// max_waiting bounds the tasks waiting for a busy thread; Shutdown runs what
+// is queued and refuses later tasks.
+TEST(WorkerPoolTest, WaitingBoundAndShutdownRefuse) {
+  WorkerPool pool(1, 1, WorkerPool::kDefaultIdleTime, /*max_waiting=*/2);
+  absl::Notification release;
+  Started started;
+  BlockTasks(&pool, 1, &release, &started);
+  std::atomic<int> ran{0};
+  EXPECT_FALSE(pool.Submit([&] { ++ran; }).rejected);
+  EXPECT_FALSE(pool.Submit([&] { ++ran; }).rejected);
+  const WorkerPool::Ticket third = pool.Submit([&] { ++ran; });
+  EXPECT_TRUE(third.rejected);
+  EXPECT_EQ(third.id, 0u);
+  release.Notify();
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 2);
+  EXPECT_TRUE(pool.Submit([&] { ++ran; }).rejected);
+  pool.Shutdown();  // idempotent
+  EXPECT_EQ(ran.load(), 2);
+}
+
 }  // namespace
 }  // namespace internal
 }  // namespace rpc
