@@ -35,6 +35,7 @@ void CallCore::Cancel() {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
     messages_.clear();
+    head_ = 0;
     queued_bytes_ = 0;
     hook = std::move(cancel_hook_);
     cancel_hook_ = nullptr;
@@ -69,11 +70,18 @@ CallCore::ReadResult CallCore::Read(transport::SliceBuffer* out,
                                     size_t* consume) {
   *consume = 0;
   absl::MutexLock lock(&mu_);
-  while (messages_.empty() && !ended_ && !cancelled_) cv_.Wait(&mu_);
+  while (head_ == messages_.size() && !ended_ && !cancelled_) cv_.Wait(&mu_);
   if (cancelled_) return ReadResult::kCancelled;
-  if (messages_.empty()) return ReadResult::kEnd;
-  *out = std::move(messages_.front());
-  messages_.pop_front();
+  if (head_ == messages_.size()) return ReadResult::kEnd;
+  *out = std::move(messages_[head_]);
+  ++head_;
+  if (head_ == messages_.size()) {
+    messages_.clear();  // keeps the capacity for the next message
+    head_ = 0;
+  } else if (head_ >= 16 && head_ * 2 >= messages_.size()) {
+    messages_.erase(messages_.begin(), messages_.begin() + head_);
+    head_ = 0;
+  }
   queued_bytes_ -= out->size() + 5;
   if (owed_bytes_ > 0 && queued_bytes_ <= read_bound_ / 2) {
     *consume = owed_bytes_;
