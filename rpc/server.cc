@@ -278,6 +278,8 @@ void Server::Impl::Dispatch(std::shared_ptr<internal::ServerCall> call) {
 
 void Server::Impl::DispatchToWorker(
     std::shared_ptr<internal::ServerCall> call) {
+  // The connection holds the call meanwhile (Dispatch runs inside its
+  // callback), so `raw` stays valid whoever drops the task.
   internal::ServerCall* raw = call.get();
   const absl::Time deadline = call->deadline;
   std::weak_ptr<internal::ServerCall> weak = call;
