@@ -22,6 +22,9 @@ constexpr size_t kMaxEvents = 4096;
 // Rebuild the timer heap when cancelled entries outnumber live ones by this.
 constexpr size_t kCompactSlack = 64;
 
+// The loop whose task this thread runs inline (RunInlineOrPost), if any.
+thread_local EventLoop* t_inline_loop = nullptr;
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
@@ -114,6 +117,45 @@ void EventLoop::RunInLoop(Task task) {
   }
 }
 
+bool EventLoop::RunInlineOrPost(Task task) {
+  if (t_inline_loop != nullptr || IsInLoopThread() || !run_mu_.TryLock()) {
+    Post(std::move(task));
+    return false;
+  }
+  if (!sleeping_) {
+    // Not in Run()'s sleep: RunOnce/RunUntil driven, or between iterations.
+    run_mu_.Unlock();
+    Post(std::move(task));
+    return false;
+  }
+  // The loop thread sleeps in epoll_wait and cannot take the lock before we
+  // release it: run as it would, tasks posted before ours first.
+  const std::thread::id loop_thread = owner_.load(std::memory_order_relaxed);
+  BindToCurrentThread();
+  t_inline_loop = this;
+  now_ = ReadClock();
+  in_iteration_ = true;
+  RunPostedTasks();
+  task();
+  RunDeferred();
+  in_iteration_ = false;
+  DropCancelledTop();
+  const bool wake =
+      !timer_heap_.empty() && timer_heap_.front().deadline < sleep_until_;
+  t_inline_loop = nullptr;
+  owner_.store(loop_thread, std::memory_order_relaxed);
+  run_mu_.Unlock();
+  // A timer due before the loop's sleep ends: it must recompute its timeout.
+  if (wake) Wake();
+  return true;
+}
+
+void EventLoop::SetBusyPoll(absl::Duration budget) {
+  busy_poll_ns_.store(
+      budget <= absl::ZeroDuration() ? 0 : absl::ToInt64Nanoseconds(budget),
+      std::memory_order_relaxed);
+}
+
 void EventLoop::Stop() {
   stop_requested_.store(true, std::memory_order_release);
   Wake();
@@ -150,9 +192,10 @@ void EventLoop::BindToCurrentThread() {
 }
 
 void EventLoop::Run() {
+  absl::MutexLock lock(&run_mu_);
   BindToCurrentThread();
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    RunOnce(absl::InfiniteDuration());
+    RunIteration(absl::InfiniteDuration(), /*release_run_lock=*/true);
   }
   stop_requested_.store(false, std::memory_order_relaxed);
 }
@@ -196,10 +239,44 @@ int EventLoop::ComputeTimeoutMs(absl::Duration max_wait) {
 }
 
 int EventLoop::RunOnce(absl::Duration max_wait) {
+  return RunIteration(max_wait, /*release_run_lock=*/false);
+}
+
+int EventLoop::WaitReleased(int timeout_ms) {
+  // Held by Run() (run_mu_ is not visible to the analysis through it).
+  run_mu_.AssertHeld();
+  sleep_until_ = timeout_ms < 0
+                     ? Clock::time_point::max()
+                     : Clock::now() + std::chrono::milliseconds(timeout_ms);
+  sleeping_ = true;
+  run_mu_.Unlock();
+  const int n = epoll_wait(epoll_fd_, events_.data(),
+                           static_cast<int>(events_.size()), timeout_ms);
+  const int err = errno;
+  run_mu_.Lock();
+  sleeping_ = false;
+  // An inline runner may have held the loop meanwhile.
   BindToCurrentThread();
-  const int timeout_ms = ComputeTimeoutMs(max_wait);
-  int n = epoll_wait(epoll_fd_, events_.data(),
-                     static_cast<int>(events_.size()), timeout_ms);
+  errno = err;
+  return n;
+}
+
+int EventLoop::RunIteration(absl::Duration max_wait, bool release_run_lock) {
+  BindToCurrentThread();
+  int timeout_ms = ComputeTimeoutMs(max_wait);
+  const int64_t busy_poll_ns = busy_poll_ns_.load(std::memory_order_relaxed);
+  if (timeout_ms != 0 && busy_poll_ns > 0 && !manual_clock_ &&
+      last_work_ != Clock::time_point::min() &&
+      Clock::now() - last_work_ < std::chrono::nanoseconds(busy_poll_ns)) {
+    timeout_ms = 0;  // Busy-poll: work came recently, more may follow.
+  }
+  int n;
+  if (release_run_lock && timeout_ms != 0) {
+    n = WaitReleased(timeout_ms);
+  } else {
+    n = epoll_wait(epoll_fd_, events_.data(), static_cast<int>(events_.size()),
+                   timeout_ms);
+  }
   now_ = ReadClock();
   in_iteration_ = true;
   int callbacks = 0;
@@ -226,6 +303,7 @@ int EventLoop::RunOnce(absl::Duration max_wait) {
   callbacks += RunDeferred();
   retired_watchers_.clear();
   in_iteration_ = false;
+  if (callbacks > 0 && busy_poll_ns > 0) last_work_ = Clock::now();
   return callbacks;
 }
 
@@ -465,6 +543,7 @@ absl::StatusOr<std::unique_ptr<EventLoopGroup>> EventLoopGroup::Create(
     auto t = EventLoopThread::Start(absl::StrCat(options.name_prefix, i),
                                     options.pin_threads ? i % cpus : -1);
     if (!t.ok()) return t.status();
+    (*t)->loop()->SetBusyPoll(options.busy_poll);
     group->threads_.push_back(*std::move(t));
   }
   return group;

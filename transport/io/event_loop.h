@@ -8,9 +8,27 @@
 //     file descriptors, timers, and everything built on them (endpoints,
 //     listeners, TLS sessions, HTTP/2 connections) are touched only on that
 //     thread, so nothing on the hot path takes a lock.
-//   * From any thread: Post, RunInLoop, Stop, IsInLoopThread. Post is the only
-//     way work crosses threads: a mutex-protected vector, swapped once per
-//     iteration, plus an eventfd that wakes a sleeping loop.
+//   * From any thread: Post, RunInLoop, RunInlineOrPost, Stop, IsInLoopThread,
+//     SetBusyPoll. Post is the way work crosses threads: a mutex-protected
+//     vector, swapped once per iteration, plus an eventfd that wakes a
+//     sleeping loop. RunInlineOrPost saves that wake-up when the loop is
+//     asleep: the calling thread becomes the loop thread for one task (below).
+//
+// The run lock. A loop driven by Run() (an EventLoopThread's) holds its run
+// lock while it runs an iteration and releases it only around a sleeping
+// epoll_wait. RunInlineOrPost takes the lock when it is free (the loop sleeps,
+// nothing of it runs) and then runs, on the calling thread, the tasks already
+// posted, its own task and the deferred work (the flush), exactly as the loop
+// would; IsInLoopThread() is true for that thread meanwhile. It wakes the loop
+// only if it armed a timer earlier than the loop's sleep (tasks it posts wake
+// it as any Post does). So never two threads run the loop at once, and tasks
+// keep their order relative to posts from the same thread. A loop driven by
+// RunOnce/RunUntil never releases its lock: there RunInlineOrPost posts.
+//
+// Busy-poll (SetBusyPoll, opt-in): after an iteration that found work, Run()
+// polls (epoll_wait with timeout 0, holding the run lock) instead of sleeping,
+// until `budget` passed without work; then it sleeps as usual. An idle loop
+// therefore spins at most `budget` after its last work.
 //   * Loop thread only: Watch, Modify, Unwatch, RunAfter, RunAt, Cancel,
 //     Defer, Now. Debug builds assert it.
 //
@@ -96,6 +114,19 @@ class EventLoop {
   void Post(Task task);
   // Runs `task` now when called on the loop thread, else Post()s it.
   void RunInLoop(Task task);
+  // From a thread other than the loop's: runs `task` now on the calling
+  // thread, as the loop thread (the file comment, "The run lock"), when the
+  // loop sleeps in Run(); else Post()s it. Also posts when called on the loop
+  // thread, or from a thread already running some loop's task inline (no
+  // nesting). The task must not block; the caller must hold no lock that
+  // loop work takes. Returns true when it ran inline.
+  bool RunInlineOrPost(Task task);
+  // Run() polls instead of sleeping for up to `budget` after its last
+  // iteration with work (the file comment); zero (the default) turns it off.
+  void SetBusyPoll(absl::Duration budget);
+  absl::Duration busy_poll() const {
+    return absl::Nanoseconds(busy_poll_ns_.load(std::memory_order_relaxed));
+  }
   // Makes Run() return after the current iteration. Run() clears the request
   // when it returns, so the loop can be run again. A Stop() before Run()
   // makes that Run() return after one iteration.
@@ -181,6 +212,11 @@ class EventLoop {
   void BindToCurrentThread();
   void Wake();
   void DrainWakeFd();
+  // RunOnce's work; `release_run_lock`: Run()'s iterations, which release the
+  // run lock around a sleeping epoll_wait.
+  int RunIteration(absl::Duration max_wait, bool release_run_lock);
+  // epoll_wait, releasing the run lock while it sleeps.
+  int WaitReleased(int timeout_ms);
   // epoll_wait timeout in milliseconds for a sleep of at most `max_wait`.
   int ComputeTimeoutMs(absl::Duration max_wait);
   int RunTimers();
@@ -208,6 +244,16 @@ class EventLoop {
   TimerId next_timer_id_ = 1;
   std::vector<Task> deferred_;
   std::vector<Task> running_tasks_;  // reused buffer for the swap
+
+  // Held by the thread running the loop (Run(): all but its sleeps; an
+  // inline runner: its task).
+  absl::Mutex run_mu_;
+  // Run() sleeps in epoll_wait until sleep_until_ (max: no timer).
+  bool sleeping_ ABSL_GUARDED_BY(run_mu_) = false;
+  Clock::time_point sleep_until_ ABSL_GUARDED_BY(run_mu_);
+  std::atomic<int64_t> busy_poll_ns_{0};
+  // Loop thread: the end of the last iteration that ran a callback.
+  Clock::time_point last_work_ = Clock::time_point::min();
 
   // Written by any thread.
   absl::Mutex mu_;
@@ -250,6 +296,8 @@ class EventLoopGroup {
     // Pin thread i to CPU i (modulo the number of CPUs).
     bool pin_threads = false;
     std::string name_prefix = "h2-loop-";
+    // EventLoop::SetBusyPoll on every loop (zero: off).
+    absl::Duration busy_poll = absl::ZeroDuration();
   };
 
   static absl::StatusOr<std::unique_ptr<EventLoopGroup>> Create(
