@@ -24,6 +24,8 @@ constexpr size_t kCompactSlack = 64;
 
 // The loop whose task this thread runs inline (RunInlineOrPost), if any.
 thread_local EventLoop* t_inline_loop = nullptr;
+// The loop this thread runs in Run(), if any.
+thread_local EventLoop* t_run_loop = nullptr;
 
 }  // namespace
 
@@ -191,12 +193,19 @@ void EventLoop::BindToCurrentThread() {
   owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
 }
 
+EventLoop* EventLoop::Current() {
+  return t_inline_loop != nullptr ? t_inline_loop : t_run_loop;
+}
+
 void EventLoop::Run() {
   absl::MutexLock lock(&run_mu_);
   BindToCurrentThread();
+  EventLoop* const outer = t_run_loop;
+  t_run_loop = this;
   while (!stop_requested_.load(std::memory_order_acquire)) {
     RunIteration(absl::InfiniteDuration(), /*release_run_lock=*/true);
   }
+  t_run_loop = outer;
   stop_requested_.store(false, std::memory_order_relaxed);
 }
 

@@ -131,6 +131,8 @@ class EventLoop {
   // when it returns, so the loop can be run again. A Stop() before Run()
   // makes that Run() return after one iteration.
   void Stop();
+  // The loop the calling thread runs (Run(), or a task inline), else null.
+  static EventLoop* Current();
   bool IsInLoopThread() const {
     return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
