@@ -76,6 +76,9 @@ bool ChannelArguments::SetInt(const std::string& name, int value) {
     SetAbsoluteMaxMetadataSize(value);
   } else if (name == "grpc.enable_retries") {
     enable_retries = value != 0;
+  } else if (name == "h2rpc.busy_poll_us") {
+    if (value < 0) return false;
+    busy_poll = absl::Microseconds(value);
   } else if (name == "grpc.per_rpc_retry_buffer_size") {
     if (value < 0) return false;
     per_rpc_retry_buffer_size = static_cast<size_t>(value);
@@ -108,19 +111,24 @@ std::shared_ptr<Channel> CreateChannel(
 std::shared_ptr<Channel> CreateCustomChannel(
     const std::string& target, const std::shared_ptr<ChannelCredentials>& creds,
     const ChannelArguments& args) {
-  absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> thread =
-      transport::EventLoopThread::Start("rpc-channel");
-  // The last reference may go away on the channel's own loop thread (an
-  // async callback holding a stub): the channel is then destroyed from a
-  // fresh loop task, with none of its methods on the stack. Without a loop
-  // thread the channel fails its calls (ChannelImpl).
-  transport::EventLoop* const loop = thread.ok() ? (*thread)->loop() : nullptr;
+  auto impl = std::make_unique<internal::ChannelImpl>(
+      target, creds, args, internal::AcquireChannelLoop(args));
+  // Without a loop the channel fails its calls (ChannelImpl).
+  transport::EventLoop* const loop = impl->loop();
   return std::shared_ptr<Channel>(
-      new Channel(std::make_unique<internal::ChannelImpl>(target, creds, args,
-                                                          std::move(thread))),
-      [loop](Channel* c) {
-        if (loop != nullptr && loop->IsInLoopThread()) {
-          loop->Post([c] { delete c; });
+      new Channel(std::move(impl)), [loop](Channel* c) {
+        // The last reference may go away on a loop thread (an async callback
+        // holding a stub): on the channel's own, waiting for it would deadlock;
+        // on another loop's, waiting would stall that loop's connections (and
+        // two loops waiting for each other would deadlock). So from any loop
+        // thread the channel closes in a task of its own loop, with none of its
+        // methods on the stack, and is freed in a later one
+        // (ChannelImpl::~ChannelImpl).
+        if (loop != nullptr && transport::EventLoop::Current() != nullptr) {
+          loop->Post([c, loop] {
+            internal::ChannelAccess::Impl(c)->CloseOnLoop();
+            loop->Post([c] { delete c; });
+          });
         } else {
           delete c;
         }

@@ -63,12 +63,23 @@
 // GOAWAY "too_many_pings" doubles the channel's keepalive time for later
 // connections.
 //
-// Threading: the channel runs one loop thread that owns its subchannels and
-// connections. Calls may be made from any number of threads at once. The
-// channel must outlive its calls (stubs and contexts keep it alive). Its last
-// reference may be dropped on any thread, its own loop thread included (an
-// async callback): CreateChannel's deleter then destroys it from a later
-// loop task, and a detached thread joins the loop thread.
+// Threading (rpc/README.md, "Threading model"): a channel runs on one I/O
+// loop thread, which owns its subchannels and connections; channels share
+// loops. By default every channel of the process runs on a loop of one
+// process-wide LoopGroup (one loop per CPU, at least one, started with the
+// first channel and kept until the process exits), so 1,000 channels start
+// no more threads than one. ChannelArguments::SetLoopGroup gives channels a
+// group of the caller's instead; a busy-poll channel (ChannelArguments::
+// busy_poll) gets a loop thread of its own, so its spinning never delays
+// other channels' loops. Calls may be made from any number of threads at
+// once. The channel must outlive its calls (stubs and contexts keep it
+// alive). Its last reference may be dropped on any thread, a loop thread
+// included (an async callback): CreateChannel's deleter then closes it from a
+// later loop task and frees it from the one after (a busy-poll channel's
+// own loop thread is joined by a detached thread). Nothing of a destroyed
+// channel runs later: its timers are cancelled, its calls failed
+// (UNAVAILABLE "channel closed"), and a call retrying or starting meanwhile
+// finds it closed.
 
 #ifndef RPC_CHANNEL_H_
 #define RPC_CHANNEL_H_
@@ -76,8 +87,10 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "rpc/channel_interface.h"
 #include "rpc/compression/codec.h"
@@ -86,6 +99,33 @@
 #include "rpc/credentials.h"
 
 namespace rpc {
+
+namespace internal {
+class LoopGroupImpl;
+struct LoopGroupAccess;
+}  // namespace internal
+
+// A set of I/O loop threads that channels share (the file comment,
+// "Threading"). The group lives as long as its last user: the caller's
+// reference or a channel on it.
+class LoopGroup {
+ public:
+  // `num_loops` threads, started now; <= 0: one per CPU (at least one).
+  // Fails when a thread or its epoll instance cannot be made.
+  static absl::StatusOr<std::shared_ptr<LoopGroup>> Create(int num_loops);
+  // Stops and joins the threads (from a detached thread when the last
+  // reference goes away on one of them).
+  ~LoopGroup();
+  LoopGroup(const LoopGroup&) = delete;
+  LoopGroup& operator=(const LoopGroup&) = delete;
+
+  size_t size() const;
+
+ private:
+  friend struct internal::LoopGroupAccess;
+  explicit LoopGroup(std::unique_ptr<internal::LoopGroupImpl> impl);
+  std::unique_ptr<internal::LoopGroupImpl> impl_;
+};
 
 // Per-channel settings (a small subset of grpc::ChannelArguments).
 struct ChannelArguments {
@@ -137,6 +177,17 @@ struct ChannelArguments {
   // per_rpc_retry_buffer_size octets (grpc.per_rpc_retry_buffer_size).
   bool enable_retries = true;
   size_t per_rpc_retry_buffer_size = 256 << 10;
+  // The loops the channel runs on (the file comment, "Threading"); null:
+  // the process-wide group.
+  std::shared_ptr<LoopGroup> loop_group;
+  // Busy-poll ("h2rpc.busy_poll_us", ours: no peer has it): after work, the
+  // channel's loop polls its sockets (epoll_wait with timeout 0) for up to
+  // this long before it sleeps, and polls again only while calls keep
+  // coming, so an idle channel sleeps. It trades CPU for latency: the loop
+  // spins a whole core while calls arrive. Such a channel gets a loop thread
+  // of its own (loop_group is not used), so the spinning never delays, nor
+  // is paid by, other channels. Zero (the default): off.
+  absl::Duration busy_poll = absl::ZeroDuration();
 
   void SetMaxMetadataSize(int bytes) {
     max_metadata_size = bytes < 0 ? -1 : bytes;
@@ -159,6 +210,9 @@ struct ChannelArguments {
   void SetLoadBalancingPolicyName(const std::string& name) {
     load_balancing_policy_name = name;
   }
+  void SetLoopGroup(std::shared_ptr<LoopGroup> group) {
+    loop_group = std::move(group);
+  }
 
   // gRPC's channel argument names, for code written against grpc++
   // (args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000) is
@@ -169,7 +223,8 @@ struct ChannelArguments {
   // minimum connect timeout), grpc.dns_min_time_between_resolutions_ms,
   // grpc.max_receive_message_length, grpc.max_send_message_length,
   // grpc.max_metadata_size, grpc.absolute_max_metadata_size,
-  // grpc.enable_retries, grpc.per_rpc_retry_buffer_size. Strings:
+  // grpc.enable_retries, grpc.per_rpc_retry_buffer_size, and ours,
+  // h2rpc.busy_poll_us (busy_poll, microseconds; 0 off). Strings:
   // grpc.lb_policy_name, grpc.ssl_target_name_override,
   // grpc.primary_user_agent. Returns false (and changes nothing) for other
   // names, a negative duration, or 0 for grpc.initial_reconnect_backoff_ms or
@@ -185,8 +240,8 @@ struct ChannelAccess;
 
 class Channel final : public ChannelInterface {
  public:
-  // Fails the calls in flight and the queued ones (UNAVAILABLE), closes the
-  // connections and stops the loop thread.
+  // Fails the calls in flight and the queued ones (UNAVAILABLE) and closes
+  // the connections (a busy-poll channel also stops its loop thread).
   ~Channel() override;
 
   const std::string& target() const;
@@ -218,8 +273,8 @@ class Channel final : public ChannelInterface {
 // start and fails every call at once (wait-for-ready ones too):
 //   * a target that does not parse ("", "ipv4:1.2.3", "dns:///", an unknown
 //     "scheme:" that is no host:port either), credentials whose PEM did not
-//     load, an unknown load-balancing policy, or a loop thread that could not
-//     start: UNAVAILABLE, and the message says what is wrong;
+//     load, an unknown load-balancing policy, or a loop (thread) that could
+//     not start: UNAVAILABLE, and the message says what is wrong;
 //   * null credentials: INVALID_ARGUMENT "Invalid credentials", as grpc++
 //     (before, null meant an insecure channel).
 // With no loop thread there is no thread to complete calls on: an async

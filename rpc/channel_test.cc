@@ -5,6 +5,7 @@
 // connectivity states; DNS errors; unix: targets. Every wait is bounded.
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -912,7 +913,10 @@ TEST(ChannelTest, CredentialsThatDidNotLoadAreUnavailable) {
 }
 
 TEST(ChannelTest, ALoopThreadThatCannotStartGivesAChannelThatFails) {
-  // No file descriptor left: the loop's epoll instance cannot be made.
+  // No file descriptor left: the loop's epoll instance cannot be made. Only
+  // a busy-poll channel starts a loop thread of its own (the shared group is
+  // up already, from the tests before; it is created the same way, and a
+  // failure there fails the channel the same way).
   rlimit old;
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
   const int lowest_free = dup(0);
@@ -921,8 +925,10 @@ TEST(ChannelTest, ALoopThreadThatCannotStartGivesAChannelThatFails) {
   rlimit tight = old;
   tight.rlim_cur = static_cast<rlim_t>(lowest_free);
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  ChannelArguments args;
+  args.busy_poll = absl::Microseconds(100);
   std::shared_ptr<Channel> channel =
-      CreateChannel("127.0.0.1:1", InsecureChannelCredentials());
+      CreateCustomChannel("127.0.0.1:1", InsecureChannelCredentials(), args);
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
   ASSERT_NE(channel, nullptr);
   ExpectEveryCallFails(channel, StatusCode::UNAVAILABLE,
@@ -1392,6 +1398,170 @@ TEST(ChannelTest, PickFirstClosesAConnectionThatComesUpWhileIdle) {
   channel.reset();
   close(a);
   close(b);
+}
+
+int ThreadCount() {
+  int n = 0;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return -1;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(dir);
+  return n;
+}
+
+TEST(ChannelLoopsTest, AThousandChannelsShareTheLoops) {
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  const std::string target = absl::StrCat("127.0.0.1:", port);
+  // The process-wide group (and the server's workers) exist after one call.
+  {
+    auto channel = CreateChannel(target, InsecureChannelCredentials());
+    auto stub = EchoService::NewStub(channel);
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
+  }
+  const int before = ThreadCount();
+  ASSERT_GT(before, 0) << "no /proc/self/task?";
+  std::vector<std::shared_ptr<Channel>> channels;
+  for (int i = 0; i < 1000; ++i) {
+    channels.push_back(CreateChannel(target, InsecureChannelCredentials()));
+    if (i % 100 == 0) {
+      auto stub = EchoService::NewStub(channels.back());
+      ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok()) << i;
+    }
+  }
+  // Was one thread per channel; the slack is for the server's worker pool.
+  EXPECT_LE(ThreadCount(), before + 2);
+  channels.clear();
+  b.server->Shutdown(absl::Now());
+}
+
+TEST(ChannelLoopsTest, ChannelsOfAUserGroupRunOnItsLoops) {
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  absl::StatusOr<std::shared_ptr<LoopGroup>> group = LoopGroup::Create(1);
+  ASSERT_TRUE(group.ok()) << group.status();
+  EXPECT_EQ((*group)->size(), 1u);
+  ChannelArguments args;
+  args.SetLoopGroup(*group);
+  const int before = ThreadCount();
+  std::vector<std::shared_ptr<Channel>> channels;
+  for (int i = 0; i < 20; ++i) {
+    channels.push_back(CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                                           InsecureChannelCredentials(), args));
+    auto stub = EchoService::NewStub(channels.back());
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok()) << i;
+  }
+  EXPECT_LE(ThreadCount(), before + 2);  // The server's workers' slack.
+  // The channels keep the group: dropping ours first is fine.
+  group->reset();
+  for (auto& channel : channels) {
+    auto stub = EchoService::NewStub(channel);
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
+  }
+  channels.clear();
+  b.server->Shutdown(absl::Now());
+}
+
+TEST(ChannelLoopsTest, ADestroyedChannelLeavesNothingOnTheSharedLoop) {
+  // Two channels on one loop. The first is destroyed with async calls in
+  // flight (a slow handler) and with calls whose deadline timers are armed:
+  // they fail with "channel closed", and nothing of that channel runs later
+  // while the loop goes on serving the second (ASan would see it).
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(b.server, nullptr);
+  absl::StatusOr<std::shared_ptr<LoopGroup>> group = LoopGroup::Create(1);
+  ASSERT_TRUE(group.ok()) << group.status();
+  ChannelArguments args;
+  args.SetLoopGroup(*group);
+  const std::string target = absl::StrCat("127.0.0.1:", port);
+  auto survivor =
+      CreateCustomChannel(target, InsecureChannelCredentials(), args);
+  auto survivor_stub = EchoService::NewStub(survivor);
+  ASSERT_TRUE(Call(survivor_stub.get(), false, absl::Seconds(10)).ok());
+  for (int round = 0; round < 5; ++round) {
+    auto doomed =
+        CreateCustomChannel(target, InsecureChannelCredentials(), args);
+    auto stub = EchoService::NewStub(doomed);
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
+    std::vector<std::unique_ptr<AsyncEcho>> calls;
+    for (int i = 0; i < 8; ++i) {
+      calls.push_back(std::make_unique<AsyncEcho>());
+      AsyncEcho* c = calls.back().get();
+      c->ctx.set_deadline(absl::Now() + absl::Milliseconds(200 + 50 * i));
+      c->req.set_sleep_ms(100);
+      stub->async()->Echo(&c->ctx, &c->req, &c->resp, [c](Status s) {
+        c->status = std::move(s);
+        c->done.Notify();
+      });
+    }
+    stub.reset();
+    doomed.reset();  // Blocks until it is closed.
+    for (auto& c : calls) {
+      ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+      // Done before the destruction, or failed by it.
+      if (!c->status.ok()) {
+        EXPECT_EQ(c->status.error_code(), StatusCode::UNAVAILABLE)
+            << c->status.error_message();
+      }
+    }
+  }
+  // Past every deadline of the destroyed channels' calls: the shared loop
+  // still serves the survivor.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(Call(survivor_stub.get(), false, absl::Seconds(10)).ok());
+    absl::SleepFor(absl::Milliseconds(30));
+  }
+  b.server->Shutdown(absl::Now());
+}
+
+absl::Duration ProcessCpu() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return absl::DurationFromTimeval(ru.ru_utime) +
+         absl::DurationFromTimeval(ru.ru_stime);
+}
+
+TEST(ChannelLoopsTest, BusyPollChannelAndServerWorkAndSleepWhenIdle) {
+  ChannelArguments args;
+  ASSERT_TRUE(args.SetInt("h2rpc.busy_poll_us", 2000));
+  EXPECT_EQ(args.busy_poll, absl::Milliseconds(2));
+  EXPECT_FALSE(args.SetInt("h2rpc.busy_poll_us", -1));
+  NamedService service("s");
+  int port = 0;
+  std::unique_ptr<Server> server =
+      ServerBuilder()
+          .AddListeningPort("127.0.0.1:0", InsecureServerCredentials(), &port)
+          .RegisterService(&service)
+          .AddChannelArgument("h2rpc.busy_poll_us", 2000)
+          .BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ASSERT_GT(port, 0);
+  // A busy-poll channel runs on a loop thread of its own.
+  const int before = ThreadCount();
+  auto channel = CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                                     InsecureChannelCredentials(), args);
+  EXPECT_EQ(ThreadCount(), before + 1);
+  auto stub = EchoService::NewStub(channel);
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok()) << i;
+  }
+  // Idle: both loops spin at most 2 ms after their last work, then sleep.
+  // Generous bound: loops that kept spinning would use about the whole
+  // interval each (less on a loaded machine, hence its length).
+  absl::SleepFor(absl::Milliseconds(50));
+  const absl::Duration cpu_before = ProcessCpu();
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_LT(ProcessCpu() - cpu_before, absl::Milliseconds(100))
+      << "CPU burnt while idle";
+  // And they wake for the next call.
+  ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
+  channel.reset();
+  server->Shutdown(absl::Now());
 }
 
 }  // namespace

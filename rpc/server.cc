@@ -123,6 +123,7 @@ absl::Status Server::Impl::Start(
   transport::EventLoopGroup::Options group_options;
   group_options.num_threads = options_.num_loops;
   group_options.name_prefix = "rpc-loop-";
+  group_options.busy_poll = options_.busy_poll;
   absl::StatusOr<std::unique_ptr<transport::EventLoopGroup>> group =
       transport::EventLoopGroup::Create(group_options);
   if (!group.ok()) return group.status();

@@ -1,5 +1,6 @@
 #include "rpc/server_builder.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -163,7 +164,14 @@ ServerBuilder& ServerBuilder::AddChannelArgument(const std::string& name,
     SetAbsoluteMaxMetadataSize(value);
   } else if (name == "grpc.max_concurrent_streams") {
     SetMaxConcurrentStreams(value);
+  } else if (name == "h2rpc.busy_poll_us") {
+    SetBusyPoll(absl::Microseconds(value));
   }
+  return *this;
+}
+
+ServerBuilder& ServerBuilder::SetBusyPoll(absl::Duration budget) {
+  options_->busy_poll = std::max(budget, absl::ZeroDuration());
   return *this;
 }
 

@@ -35,6 +35,13 @@ class ServerBuilder {
   ServerBuilder& RegisterService(Service* service);
   // I/O loops (threads); default 1.
   ServerBuilder& SetNumLoops(int n);
+  // Busy-poll ("h2rpc.busy_poll_us", ours; default 0: off): after work, each
+  // of the server's loops polls its sockets (epoll_wait with timeout 0) for
+  // up to `budget` before it sleeps, and again only while calls keep coming,
+  // so an idle server sleeps. Trades CPU (a core per loop while calls
+  // arrive) for latency (no wake-up per request). See rpc/README.md,
+  // "Threading model".
+  ServerBuilder& SetBusyPoll(absl::Duration budget);
   // Handler threads (blocking `Foo::Service` handlers): `min` started up
   // front, more up to `max` as handlers block (default 2..256). A call that
   // arrives while `max` handlers run (say streaming handlers blocked on their
@@ -117,7 +124,8 @@ class ServerBuilder {
   // "grpc.http2.max_ping_strikes", "grpc.max_connection_idle_ms",
   // "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms";
   // in octets: "grpc.max_metadata_size", "grpc.absolute_max_metadata_size";
-  // a count: "grpc.max_concurrent_streams" (SetMaxConcurrentStreams).
+  // a count: "grpc.max_concurrent_streams" (SetMaxConcurrentStreams);
+  // ours, in microseconds: "h2rpc.busy_poll_us" (SetBusyPoll).
   // Other names and negative values are ignored (as gRPC ignores arguments
   // it does not know).
   ServerBuilder& AddChannelArgument(const std::string& name, int value);

@@ -31,10 +31,51 @@ BackoffOptions BackoffFrom(const ChannelArguments& args) {
 
 }  // namespace
 
-ChannelImpl::ChannelImpl(
-    std::string target, std::shared_ptr<ChannelCredentials> creds,
-    const ChannelArguments& args,
-    absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> loop_thread)
+absl::StatusOr<std::shared_ptr<LoopGroup>> DefaultLoopGroup() {
+  static absl::Mutex mu(absl::kConstInit);
+  // Never destroyed: channels may live in static objects, and loop threads
+  // idle in epoll_wait at exit cost nothing.
+  static std::shared_ptr<LoopGroup>* group = nullptr;
+  absl::MutexLock lock(&mu);
+  if (group == nullptr) {
+    transport::EventLoopGroup::Options options;
+    options.num_threads = 0;  // One per CPU.
+    options.name_prefix = "rpc-channel-";
+    absl::StatusOr<std::unique_ptr<transport::EventLoopGroup>> g =
+        transport::EventLoopGroup::Create(options);
+    if (!g.ok()) return g.status();
+    group =
+        new std::shared_ptr<LoopGroup>(LoopGroupAccess::Make(std::move(*g)));
+  }
+  return *group;
+}
+
+absl::StatusOr<ChannelLoop> AcquireChannelLoop(const ChannelArguments& args) {
+  ChannelLoop result;
+  if (args.busy_poll > absl::ZeroDuration()) {
+    absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> thread =
+        transport::EventLoopThread::Start("rpc-channel-bp");
+    if (!thread.ok()) return thread.status();
+    result.own = std::move(*thread);
+    result.loop = result.own->loop();
+    result.loop->SetBusyPoll(args.busy_poll);
+    return result;
+  }
+  if (args.loop_group != nullptr) {
+    result.group = args.loop_group;
+  } else {
+    absl::StatusOr<std::shared_ptr<LoopGroup>> group = DefaultLoopGroup();
+    if (!group.ok()) return group.status();
+    result.group = *std::move(group);
+  }
+  result.loop = LoopGroupAccess::Group(*result.group).Next();
+  return result;
+}
+
+ChannelImpl::ChannelImpl(std::string target,
+                         std::shared_ptr<ChannelCredentials> creds,
+                         const ChannelArguments& args,
+                         absl::StatusOr<ChannelLoop> loop)
     : target_(std::move(target)),
       // As grpc++: null credentials make a channel whose calls fail with
       // INVALID_ARGUMENT.
@@ -46,8 +87,8 @@ ChannelImpl::ChannelImpl(
       args_(args),
       user_agent_(BuildUserAgent(args.user_agent_prefix)),
       round_robin_(args.load_balancing_policy_name == "round_robin"),
-      loop_thread_(loop_thread.ok() ? std::move(*loop_thread) : nullptr),
-      loop_(loop_thread_ != nullptr ? loop_thread_->loop() : nullptr),
+      channel_loop_(loop.ok() ? std::move(*loop) : ChannelLoop()),
+      loop_(channel_loop_.loop),
       resolve_backoff_(std::make_unique<Backoff>(BackoffFrom(args))),
       keepalive_time_(args.keepalive_time),
       self_(std::make_shared<ChannelImpl*>(this)) {
@@ -74,10 +115,9 @@ ChannelImpl::ChannelImpl(
         absl::StrCat("unknown load balancing policy \"",
                      args.load_balancing_policy_name, "\""));
   }
-  if (target_status_.ok() && !loop_thread.ok()) {
-    target_status_ = absl::UnavailableError(
-        absl::StrCat("cannot start the channel's loop thread: ",
-                     loop_thread.status().message()));
+  if (target_status_.ok() && !loop.ok()) {
+    target_status_ = absl::UnavailableError(absl::StrCat(
+        "cannot start the channel's loop thread: ", loop.status().message()));
   }
   subchannel_options_.backoff = BackoffFrom(args);
   subchannel_options_.tls = creds_->tls_context();
@@ -94,26 +134,33 @@ ChannelImpl::ChannelImpl(
 ChannelImpl::~ChannelImpl() {
   if (loop_ == nullptr) return;  // No loop: no call ever reached the channel.
   if (loop_->IsInLoopThread()) {
-    // The last reference went away on the loop thread (CreateCustomChannel's
-    // deleter runs this from a task of its own, so no channel method is on
-    // the stack): waiting for the loop would deadlock. Close here; a
-    // detached thread stops and joins the loop thread.
+    // The last reference went away on the loop thread, but not through
+    // CreateCustomChannel's deleter (which closes from a task of its own
+    // and frees from a later one): no channel method is on the stack.
     LoopClose();
-    std::thread([thread = std::move(loop_thread_)]() mutable {
-      thread.reset();
-    }).detach();
+    if (channel_loop_.own != nullptr) {
+      // Our own thread cannot join itself: a detached thread does.
+      std::thread([thread = std::move(channel_loop_.own)]() mutable {
+        thread.reset();
+      }).detach();
+    }
     return;  // Nothing touches `this` after.
   }
+  // Close, then wait one more iteration: work the closing iteration deferred
+  // (a call leaving a dying connection to retry) finds the channel closed,
+  // not freed. Later tasks never name the channel: its own callbacks check
+  // self_, its calls' only way back (a start or a retry) is done.
   absl::Notification done;
   loop_->Post([this, &done] {
     LoopClose();
-    done.Notify();
+    loop_->Post([&done] { done.Notify(); });
   });
   done.WaitForNotification();
-  loop_thread_.reset();
+  channel_loop_.own.reset();
 }
 
 void ChannelImpl::LoopClose() {
+  if (closing_) return;
   closing_ = true;
   *self_ = nullptr;
   if (resolve_timer_ != transport::EventLoop::kInvalidTimer) {
@@ -571,4 +618,35 @@ void ChannelImpl::OnSubchannelTooManyPings() {
 }
 
 }  // namespace internal
+
+// ---- rpc::LoopGroup (rpc/channel.h) ----
+
+LoopGroup::LoopGroup(std::unique_ptr<internal::LoopGroupImpl> impl)
+    : impl_(std::move(impl)) {}
+
+LoopGroup::~LoopGroup() {
+  transport::EventLoopGroup& group = impl_->group();
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (group.loop(i)->IsInLoopThread()) {
+      // A thread cannot join itself.
+      std::thread([impl = std::move(impl_)]() mutable {
+        impl.reset();
+      }).detach();
+      return;
+    }
+  }
+}
+
+size_t LoopGroup::size() const { return impl_->group().size(); }
+
+absl::StatusOr<std::shared_ptr<LoopGroup>> LoopGroup::Create(int num_loops) {
+  transport::EventLoopGroup::Options options;
+  options.num_threads = num_loops;
+  options.name_prefix = "rpc-loops-";
+  absl::StatusOr<std::unique_ptr<transport::EventLoopGroup>> group =
+      transport::EventLoopGroup::Create(options);
+  if (!group.ok()) return group.status();
+  return internal::LoopGroupAccess::Make(std::move(*group));
+}
+
 }  // namespace rpc

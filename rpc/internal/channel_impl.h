@@ -4,11 +4,11 @@
 // connectivity state. rpc/channel.h documents the behaviour; this file the
 // machinery.
 //
-// Threading: one loop thread (the channel's EventLoopThread) owns everything
-// named Loop*; GetState, WaitForStateChange and CreateCall may be called from
-// any thread. rpc::Channel owns its ChannelImpl; ClientCall points back to it
-// (LoopStartCall for a transparent retry, authority/user_agent/scheme for its
-// request headers).
+// Threading: one loop (of a shared group, or a busy-poll channel's own
+// EventLoopThread; AcquireChannelLoop) owns everything named Loop*; GetState,
+// WaitForStateChange and CreateCall may be called from any thread. rpc::Channel
+// owns its ChannelImpl; ClientCall points back to it (LoopStartCall for a
+// transparent retry, authority/user_agent/scheme for its request headers).
 
 #ifndef RPC_INTERNAL_CHANNEL_IMPL_H_
 #define RPC_INTERNAL_CHANNEL_IMPL_H_
@@ -44,22 +44,67 @@ namespace internal {
 
 class ChannelTestPeer;
 
+// What rpc::LoopGroup is.
+class LoopGroupImpl {
+ public:
+  explicit LoopGroupImpl(std::unique_ptr<transport::EventLoopGroup> group)
+      : group_(std::move(group)) {}
+  transport::EventLoopGroup& group() { return *group_; }
+
+ private:
+  std::unique_ptr<transport::EventLoopGroup> group_;
+};
+
+struct LoopGroupAccess {
+  static std::shared_ptr<LoopGroup> Make(
+      std::unique_ptr<transport::EventLoopGroup> group) {
+    return std::shared_ptr<LoopGroup>(
+        new LoopGroup(std::make_unique<LoopGroupImpl>(std::move(group))));
+  }
+  static transport::EventLoopGroup& Group(LoopGroup& g) {
+    return g.impl_->group();
+  }
+};
+
+// The process-wide group (one loop per CPU), started by its first caller and
+// never destroyed; an error (and a later call tries again) when it could not
+// start.
+absl::StatusOr<std::shared_ptr<LoopGroup>> DefaultLoopGroup();
+
+// The loop a channel runs on, and what keeps it alive.
+struct ChannelLoop {
+  transport::EventLoop* loop = nullptr;
+  // A busy-poll channel's own loop thread (stopped with the channel)...
+  std::unique_ptr<transport::EventLoopThread> own;
+  // ... or the group whose loop it shares.
+  std::shared_ptr<LoopGroup> group;
+};
+// args.busy_poll: a thread of its own; else the next loop of args.loop_group
+// or of the DefaultLoopGroup.
+absl::StatusOr<ChannelLoop> AcquireChannelLoop(const ChannelArguments& args);
+
 class ChannelImpl final : private Subchannel::Owner {
  public:
-  // `creds` may be null, and `loop_thread` an error: the channel then fails
-  // every call (INVALID_ARGUMENT, UNAVAILABLE) and stays in
-  // TRANSIENT_FAILURE, as one with a bad target does.
-  ChannelImpl(
-      std::string target, std::shared_ptr<ChannelCredentials> creds,
-      const ChannelArguments& args,
-      absl::StatusOr<std::unique_ptr<transport::EventLoopThread>> loop_thread);
-  // Fails the calls in flight and the queued ones (UNAVAILABLE), closes the
-  // connections and stops the loop thread.
+  // `creds` may be null, and `loop` an error: the channel then fails every
+  // call (INVALID_ARGUMENT, UNAVAILABLE) and stays in TRANSIENT_FAILURE, as
+  // one with a bad target does.
+  ChannelImpl(std::string target, std::shared_ptr<ChannelCredentials> creds,
+              const ChannelArguments& args, absl::StatusOr<ChannelLoop> loop);
+  // Closes the channel (LoopClose, unless CloseOnLoop did) and waits until
+  // the loop iteration that closed it has ended, so that work it deferred
+  // (a call retrying) still finds it; stops a busy-poll channel's thread.
   ~ChannelImpl() override;
   ChannelImpl(const ChannelImpl&) = delete;
   ChannelImpl& operator=(const ChannelImpl&) = delete;
 
   const std::string& target() const { return target_; }
+  // Null when the channel has no loop.
+  transport::EventLoop* loop() const { return loop_; }
+  // Loop thread: fails the calls, closes the connections, SHUTDOWN; the
+  // destructor then only waits for nothing. CreateChannel's deleter calls it
+  // from a loop task when the last reference goes away on the loop thread,
+  // and frees the channel from a later one.
+  void CloseOnLoop() { LoopClose(); }
 
   // ---- Connectivity (any thread) ----
   // The current state; with `try_to_connect`, an IDLE channel starts
@@ -98,7 +143,7 @@ class ChannelImpl final : private Subchannel::Owner {
   void LoopHandleResolution(
       absl::StatusOr<std::vector<transport::SocketAddress>> addresses);
   // ~ChannelImpl's work on the loop thread: fails the calls, closes the
-  // connections, SHUTDOWN.
+  // connections, SHUTDOWN. Idempotent.
   void LoopClose();
   // Load balancing: the connection for a call, or nullptr.
   ClientTransport* LoopPick();
@@ -133,7 +178,7 @@ class ChannelImpl final : private Subchannel::Owner {
   StatusCode bad_channel_code_ = StatusCode::UNAVAILABLE;
   ClientCallOptions call_options_;
   Subchannel::Options subchannel_options_;
-  std::unique_ptr<transport::EventLoopThread> loop_thread_;
+  ChannelLoop channel_loop_;
   transport::EventLoop* const loop_;
 
   // Published state.

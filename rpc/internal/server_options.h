@@ -17,6 +17,8 @@ namespace internal {
 
 struct ServerOptions {
   int num_loops = 1;
+  // EventLoop::SetBusyPoll on every loop (ServerBuilder::SetBusyPoll).
+  absl::Duration busy_poll = absl::ZeroDuration();
   int min_workers = 2;
   int max_workers = 256;
   absl::Duration worker_idle_time = WorkerPool::kDefaultIdleTime;
