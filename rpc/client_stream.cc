@@ -25,9 +25,12 @@ void ClientCallBase::StartCall(const std::shared_ptr<ClientCall>& call,
 Status ClientCallBase::FinishSingleResponse(
     ClientContext* ctx, ClientCall* call,
     google::protobuf::MessageLite* response) {
+  // One wait, for the status: the message (if any) is queued by then, so
+  // Read does not block (a Read first would wake once for the message and
+  // again for the trailers).
+  Status status = ctx->FinishCall();
   transport::SliceBuffer payload;
   const bool got = call->Read(&payload);
-  Status status = ctx->FinishCall();
   if (!status.ok()) return status;
   if (!got) return Status(StatusCode::INTERNAL, "no response message");
   if (!ParseFromSliceBuffer(payload, response)) {

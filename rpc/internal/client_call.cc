@@ -50,7 +50,16 @@ ClientCall::~ClientCall() = default;
 void ClientCall::Post(transport::EventLoop::Task task) {
   // No loop (a channel without a loop thread): the call failed at its
   // creation, and every task of a finished call is a no-op.
-  if (loop_ != nullptr) loop_->Post(std::move(task));
+  if (loop_ == nullptr) return;
+  // A blocking call's operation runs on the caller's thread when the loop
+  // sleeps (no wake-up of the loop; rpc/README.md, "Threading model"). An
+  // async call's is posted: its completion callback must not run inside
+  // the call that started or cancelled it.
+  if (async_) {
+    loop_->Post(std::move(task));
+  } else {
+    loop_->RunInlineOrPost(std::move(task));
+  }
 }
 
 // ---- Application thread ----

@@ -101,6 +101,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // before Start. It must not block.
   void SetOnDone(absl::AnyInvocable<void()> on_done) {
     on_done_ = std::move(on_done);
+    async_ = true;
   }
   // Wait-for-ready (gRPC's wait-for-ready.md): the call waits for a READY
   // connection instead of failing while the channel is in
@@ -234,6 +235,9 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   MessageCompressor compressor_;
   // Set before Start, then loop only.
   absl::AnyInvocable<void()> on_done_;
+  // Set before Start (SetOnDone), then read-only: tasks are posted, never
+  // run inline (Post).
+  bool async_ = false;
 
   // Shared.
   mutable absl::Mutex mu_;

@@ -56,7 +56,9 @@ void ServerCall::ResolveResponseEncoding() {
 }
 
 void ServerCall::Post(transport::EventLoop::Task task) {
-  loop_->Post(std::move(task));
+  // A handler's operation runs on its own thread when the connection's loop
+  // sleeps (no wake-up of the loop; rpc/README.md, "Threading model").
+  loop_->RunInlineOrPost(std::move(task));
 }
 
 // ---- Handler thread ----
