@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +56,14 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::CreateLoop(
   if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &ev) != 0) {
     return absl::ErrnoToStatus(errno, "epoll_ctl(ADD, eventfd)");
   }
+  // The alarm: an inline runner's timer wakes the sleeping loop at its
+  // deadline (steady_clock is CLOCK_MONOTONIC), not at once.
+  loop->alarm_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (loop->alarm_fd_ < 0) return absl::ErrnoToStatus(errno, "timerfd_create");
+  ev.data.ptr = loop->alarm_watcher_.get();
+  if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, loop->alarm_fd_, &ev) != 0) {
+    return absl::ErrnoToStatus(errno, "epoll_ctl(ADD, timerfd)");
+  }
   return loop;
 }
 
@@ -69,6 +78,7 @@ EventLoop::EventLoop(int epoll_fd, int wake_fd, bool manual_clock)
       events_(kInitialEvents) {
   wake_watcher_ = std::make_unique<Watcher>(
       Watcher{wake_fd, EPOLLIN, true, [this](uint32_t) { DrainWakeFd(); }});
+  alarm_watcher_ = std::make_unique<Watcher>(Watcher{-1, EPOLLIN, true, {}});
 }
 
 EventLoop::~EventLoop() {
@@ -96,6 +106,7 @@ EventLoop::~EventLoop() {
   deferred_.clear();
   deferred.clear();
   close(wake_fd_);
+  if (alarm_fd_ >= 0) close(alarm_fd_);
   close(epoll_fd_);
 }
 
@@ -142,13 +153,37 @@ bool EventLoop::RunInlineOrPost(Task task) {
   RunDeferred();
   in_iteration_ = false;
   DropCancelledTop();
-  const bool wake =
-      !timer_heap_.empty() && timer_heap_.front().deadline < sleep_until_;
+  // A timer due before the loop's sleep ends must wake it at its deadline:
+  // the alarm does, with no wake-up now (a call's deadline timer is usually
+  // cancelled long before). Only ever moved earlier while the loop sleeps.
+  bool wake = false;
+  if (!timer_heap_.empty() && timer_heap_.front().deadline < sleep_until_ &&
+      timer_heap_.front().deadline < alarm_deadline_) {
+    if (manual_clock_ || !SetAlarm(timer_heap_.front().deadline)) {
+      wake = true;
+    }
+  }
   t_inline_loop = nullptr;
   owner_.store(loop_thread, std::memory_order_relaxed);
   run_mu_.Unlock();
-  // A timer due before the loop's sleep ends: it must recompute its timeout.
   if (wake) Wake();
+  return true;
+}
+
+bool EventLoop::SetAlarm(Clock::time_point deadline) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      deadline.time_since_epoch())
+                      .count();
+  itimerspec spec{};
+  // Zero would disarm: a deadline at the clock's origin is long past anyway.
+  spec.it_value.tv_sec =
+      static_cast<time_t>(std::max<int64_t>(ns, 1) / 1000000000);
+  spec.it_value.tv_nsec =
+      static_cast<long>(std::max<int64_t>(ns, 1) % 1000000000);
+  if (timerfd_settime(alarm_fd_, TFD_TIMER_ABSTIME, &spec, nullptr) != 0) {
+    return false;
+  }
+  alarm_deadline_ = deadline;
   return true;
 }
 
@@ -264,6 +299,9 @@ int EventLoop::WaitReleased(int timeout_ms) {
   const int err = errno;
   run_mu_.Lock();
   sleeping_ = false;
+  // The loop recomputes its sleep from its timers from now on: an alarm
+  // still armed only fires once, harmlessly.
+  alarm_deadline_ = Clock::time_point::max();
   // An inline runner may have held the loop meanwhile.
   BindToCurrentThread();
   errno = err;
@@ -298,6 +336,13 @@ int EventLoop::RunIteration(absl::Duration max_wait, bool release_run_lock) {
     Watcher* w = static_cast<Watcher*>(events_[i].data.ptr);
     if (w == wake_watcher_.get()) {
       DrainWakeFd();
+      continue;
+    }
+    if (w == alarm_watcher_.get()) {
+      uint64_t expirations;
+      while (read(alarm_fd_, &expirations, sizeof(expirations)) < 0 &&
+             errno == EINTR) {
+      }
       continue;
     }
     if (!w->active) continue;  // unwatched earlier in this iteration

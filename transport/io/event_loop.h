@@ -20,10 +20,12 @@
 // nothing of it runs) and then runs, on the calling thread, the tasks already
 // posted, its own task and the deferred work (the flush), exactly as the loop
 // would; IsInLoopThread() is true for that thread meanwhile. It wakes the loop
-// only if it armed a timer earlier than the loop's sleep (tasks it posts wake
-// it as any Post does). So never two threads run the loop at once, and tasks
-// keep their order relative to posts from the same thread. A loop driven by
-// RunOnce/RunUntil never releases its lock: there RunInlineOrPost posts.
+// only when it armed a timer earlier than the loop's sleep, and then at the
+// timer's deadline (a timerfd, the alarm, in the epoll set), not now: a
+// call's deadline timer is usually cancelled long before. Tasks it posts wake
+// the loop as any Post does. So never two threads run the loop at once, and
+// tasks keep their order relative to posts from the same thread. A loop driven
+// by RunOnce/RunUntil never releases its lock: there RunInlineOrPost posts.
 //
 // Busy-poll (SetBusyPoll, opt-in): after an iteration that found work, Run()
 // polls (epoll_wait with timeout 0, holding the run lock) instead of sleeping,
@@ -219,6 +221,9 @@ class EventLoop {
   int RunIteration(absl::Duration max_wait, bool release_run_lock);
   // epoll_wait, releasing the run lock while it sleeps.
   int WaitReleased(int timeout_ms);
+  // Arms the alarm (a timerfd in the epoll set) for `deadline`; false when
+  // the timerfd would not.
+  bool SetAlarm(Clock::time_point deadline);
   // epoll_wait timeout in milliseconds for a sleep of at most `max_wait`.
   int ComputeTimeoutMs(absl::Duration max_wait);
   int RunTimers();
@@ -253,6 +258,11 @@ class EventLoop {
   // Run() sleeps in epoll_wait until sleep_until_ (max: no timer).
   bool sleeping_ ABSL_GUARDED_BY(run_mu_) = false;
   Clock::time_point sleep_until_ ABSL_GUARDED_BY(run_mu_);
+  // The alarm is armed for this (max: not since the loop last woke).
+  Clock::time_point alarm_deadline_ ABSL_GUARDED_BY(run_mu_) =
+      Clock::time_point::max();
+  int alarm_fd_ = -1;
+  std::unique_ptr<Watcher> alarm_watcher_;
   std::atomic<int64_t> busy_poll_ns_{0};
   // Loop thread: the end of the last iteration that ran a callback.
   Clock::time_point last_work_ = Clock::time_point::min();
