@@ -1060,7 +1060,7 @@ TEST(ChannelTest, ZeroResolutionIntervalDoesNotFreezeTheLoop) {
 
 TEST(ChannelTest, LastReferenceDroppedInAnAsyncCallback) {
   // The done callback holds the only stub, which holds the only channel:
-  // the channel is destroyed on its own loop thread, and closes.
+  // the channel is destroyed from its loop thread, and closes.
   int port = 0;
   Backend b = StartBackend("s", "127.0.0.1:0", &port);
   ASSERT_NE(b.server, nullptr);

@@ -8,6 +8,9 @@
 // then the channel may hold the call in its queue (no READY connection yet;
 // wait-for-ready); the deadline timer runs from Start, queued or not.
 //
+// (A blocking call's tasks run on its own thread while the loop sleeps,
+// EventLoop::RunInlineOrPost; an async call's are always posted.)
+//
 // Transparent retry (gRPC's A6 "transparent retries"): until the call is
 // committed, every request message it submitted is kept (shared blocks, no
 // copy of the bytes) in its replay buffer, so that an attempt the server

@@ -5,7 +5,8 @@
 // the MessageDeframer into the CallCore, the deadline timer runs, resets and
 // the stream's end arrive. Handler side (Read, Write, Finish, called on one
 // worker thread): reads block on the CallCore; writes and the status are
-// posted to the loop as tasks, in order, and applied to the Connection there.
+// loop tasks, in order, applied to the Connection by the handler's thread
+// itself while the loop sleeps, else posted (EventLoop::RunInlineOrPost).
 //
 // Response headers go out with the first message; a call finished before any
 // message answers with a Trailers-Only response. After the status is sent (or
