@@ -1438,32 +1438,46 @@ TEST(ChannelLoopsTest, AThousandChannelsShareTheLoops) {
   b.server->Shutdown(absl::Now());
 }
 
-TEST(ChannelLoopsTest, ChannelsOfAUserGroupRunOnItsLoops) {
-  int port = 0;
-  Backend b = StartBackend("s", "127.0.0.1:0", &port);
-  ASSERT_NE(b.server, nullptr);
-  absl::StatusOr<std::shared_ptr<LoopGroup>> group = LoopGroup::Create(1);
-  ASSERT_TRUE(group.ok()) << group.status();
-  EXPECT_EQ((*group)->size(), 1u);
+// A backend, a group of one loop, and arguments that put channels on it.
+struct OneLoop {
+  Backend b;
+  std::string target;
+  std::shared_ptr<LoopGroup> group;
   ChannelArguments args;
-  args.SetLoopGroup(*group);
+};
+void StartOneLoop(OneLoop* s) {
+  int port = 0;
+  s->b = StartBackend("s", "127.0.0.1:0", &port);
+  ASSERT_NE(s->b.server, nullptr);
+  s->target = absl::StrCat("127.0.0.1:", port);
+  absl::StatusOr<std::shared_ptr<LoopGroup>> created = LoopGroup::Create(1);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_EQ((*created)->size(), 1u);
+  s->group = *std::move(created);
+  s->args.SetLoopGroup(s->group);
+}
+
+TEST(ChannelLoopsTest, ChannelsOfAUserGroupRunOnItsLoops) {
+  OneLoop s;
+  ASSERT_NO_FATAL_FAILURE(StartOneLoop(&s));
   const int before = ThreadCount();
   std::vector<std::shared_ptr<Channel>> channels;
   for (int i = 0; i < 20; ++i) {
-    channels.push_back(CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
-                                           InsecureChannelCredentials(), args));
+    channels.push_back(
+        CreateCustomChannel(s.target, InsecureChannelCredentials(), s.args));
     auto stub = EchoService::NewStub(channels.back());
     ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok()) << i;
   }
   EXPECT_LE(ThreadCount(), before + 2);  // The server's workers' slack.
   // The channels keep the group: dropping ours first is fine.
-  group->reset();
+  s.group.reset();
+  s.args.SetLoopGroup(nullptr);
   for (auto& channel : channels) {
     auto stub = EchoService::NewStub(channel);
     ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
   }
   channels.clear();
-  b.server->Shutdown(absl::Now());
+  s.b.server->Shutdown(absl::Now());
 }
 
 TEST(ChannelLoopsTest, ADestroyedChannelLeavesNothingOnTheSharedLoop) {
@@ -1471,21 +1485,15 @@ TEST(ChannelLoopsTest, ADestroyedChannelLeavesNothingOnTheSharedLoop) {
   // flight (a slow handler) and with calls whose deadline timers are armed:
   // they fail with "channel closed", and nothing of that channel runs later
   // while the loop goes on serving the second (ASan would see it).
-  int port = 0;
-  Backend b = StartBackend("s", "127.0.0.1:0", &port);
-  ASSERT_NE(b.server, nullptr);
-  absl::StatusOr<std::shared_ptr<LoopGroup>> group = LoopGroup::Create(1);
-  ASSERT_TRUE(group.ok()) << group.status();
-  ChannelArguments args;
-  args.SetLoopGroup(*group);
-  const std::string target = absl::StrCat("127.0.0.1:", port);
+  OneLoop s;
+  ASSERT_NO_FATAL_FAILURE(StartOneLoop(&s));
   auto survivor =
-      CreateCustomChannel(target, InsecureChannelCredentials(), args);
+      CreateCustomChannel(s.target, InsecureChannelCredentials(), s.args);
   auto survivor_stub = EchoService::NewStub(survivor);
   ASSERT_TRUE(Call(survivor_stub.get(), false, absl::Seconds(10)).ok());
   for (int round = 0; round < 5; ++round) {
     auto doomed =
-        CreateCustomChannel(target, InsecureChannelCredentials(), args);
+        CreateCustomChannel(s.target, InsecureChannelCredentials(), s.args);
     auto stub = EchoService::NewStub(doomed);
     ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
     std::vector<std::unique_ptr<AsyncEcho>> calls;
@@ -1494,8 +1502,8 @@ TEST(ChannelLoopsTest, ADestroyedChannelLeavesNothingOnTheSharedLoop) {
       AsyncEcho* c = calls.back().get();
       c->ctx.set_deadline(absl::Now() + absl::Milliseconds(200 + 50 * i));
       c->req.set_sleep_ms(100);
-      stub->async()->Echo(&c->ctx, &c->req, &c->resp, [c](Status s) {
-        c->status = std::move(s);
+      stub->async()->Echo(&c->ctx, &c->req, &c->resp, [c](Status status) {
+        c->status = std::move(status);
         c->done.Notify();
       });
     }
@@ -1516,15 +1524,10 @@ TEST(ChannelLoopsTest, ADestroyedChannelLeavesNothingOnTheSharedLoop) {
     ASSERT_TRUE(Call(survivor_stub.get(), false, absl::Seconds(10)).ok());
     absl::SleepFor(absl::Milliseconds(30));
   }
-  b.server->Shutdown(absl::Now());
+  s.b.server->Shutdown(absl::Now());
 }
 
-absl::Duration ProcessCpu() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return absl::DurationFromTimeval(ru.ru_utime) +
-         absl::DurationFromTimeval(ru.ru_stime);
-}
+using transport::testing::ProcessCpu;
 
 TEST(ChannelLoopsTest, BusyPollChannelAndServerWorkAndSleepWhenIdle) {
   ChannelArguments args;

@@ -2,7 +2,6 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +17,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transport/testing/wait_until.h"
 
 namespace transport {
 namespace {
@@ -630,12 +630,7 @@ TEST(EventLoopInlineTest, NeverTwoRunnersAndPostsKeepTheirOrder) {
               kThreads * kTasks * 2 / 3);
 }
 
-absl::Duration ProcessCpu() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return absl::DurationFromTimeval(ru.ru_utime) +
-         absl::DurationFromTimeval(ru.ru_stime);
-}
+using ::transport::testing::ProcessCpu;
 
 TEST(EventLoopBusyPollTest, RunsWorkAndSleepsWhenIdle) {
   auto t = EventLoopThread::Start("test-loop");

@@ -3,9 +3,15 @@
 // query arrived) instead of sleeping for a time they hope is enough.
 //
 //   ASSERT_TRUE(transport::testing::WaitUntil([&] { return entered == 4; }));
+//
+// ProcessCpu: the CPU time the process used so far (user + system, all
+// threads), for tests that bound the CPU spent over an interval (a loop that
+// must sleep when idle) instead of a time.
 
 #ifndef TRANSPORT_TESTING_WAIT_UNTIL_H_
 #define TRANSPORT_TESTING_WAIT_UNTIL_H_
+
+#include <sys/resource.h>
 
 #include <functional>
 
@@ -25,6 +31,13 @@ inline bool WaitUntil(const std::function<bool()>& done,
     absl::SleepFor(absl::Milliseconds(1));
   }
   return true;
+}
+
+inline absl::Duration ProcessCpu() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return absl::DurationFromTimeval(ru.ru_utime) +
+         absl::DurationFromTimeval(ru.ru_stime);
 }
 
 }  // namespace testing
