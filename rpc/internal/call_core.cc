@@ -1,5 +1,6 @@
 #include "rpc/internal/call_core.h"
 
+#include <memory>
 #include <utility>
 
 namespace rpc {
@@ -13,13 +14,30 @@ size_t CallCore::OnDataBytes(size_t n) {
 }
 
 void CallCore::PushMessage(transport::SliceBuffer payload) {
-  // No copy: the payload's slices still share blocks with the connection's
-  // read buffer, and block reference counts are safe to release on the
-  // reader's thread (transport/slice/slice.h).
   absl::MutexLock lock(&mu_);
   if (cancelled_) return;
-  queued_bytes_ += payload.size() + 5;
-  messages_.push_back(std::move(payload));
+  queued_bytes_ += payload.size() + kMessageCharge;
+  const bool zero_copy =
+      packed_ == nullptr && messages_.size() - head_ < kMaxZeroCopyQueued &&
+      payload.num_slices() <= 2 + payload.size() / kOctetsPerPiece;
+  if (zero_copy) {
+    // No copy: the slices still share blocks with the connection's read
+    // buffer, and block reference counts are safe to release on the reader's
+    // thread (transport/slice/slice.h).
+    if (head_ > 0 && messages_.size() == kMaxZeroCopyQueued) {
+      messages_.erase(messages_.begin(), messages_.begin() + head_);
+      head_ = 0;
+    }
+    messages_.push_back(std::move(payload));
+  } else {
+    // The reader is behind (or the message is cut too fine): copy it, so
+    // that it pins no read block while it waits.
+    if (packed_ == nullptr) packed_ = std::make_unique<Packed>();
+    for (const transport::Slice& s : payload) {
+      packed_->bytes.Append(s.data(), s.size());
+    }
+    packed_->sizes.push_back(static_cast<uint32_t>(payload.size()));
+  }
   cv_.SignalAll();
 }
 
@@ -36,6 +54,7 @@ void CallCore::Cancel() {
     cancelled_ = true;
     messages_.clear();
     head_ = 0;
+    packed_ = nullptr;
     queued_bytes_ = 0;
     hook = std::move(cancel_hook_);
     cancel_hook_ = nullptr;
@@ -70,19 +89,28 @@ CallCore::ReadResult CallCore::Read(transport::SliceBuffer* out,
                                     size_t* consume) {
   *consume = 0;
   absl::MutexLock lock(&mu_);
-  while (head_ == messages_.size() && !ended_ && !cancelled_) cv_.Wait(&mu_);
+  auto empty = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return head_ == messages_.size() && packed_ == nullptr;
+  };
+  while (empty() && !ended_ && !cancelled_) cv_.Wait(&mu_);
   if (cancelled_) return ReadResult::kCancelled;
-  if (head_ == messages_.size()) return ReadResult::kEnd;
-  *out = std::move(messages_[head_]);
-  ++head_;
-  if (head_ == messages_.size()) {
-    messages_.clear();  // keeps the capacity for the next message
-    head_ = 0;
-  } else if (head_ >= 16 && head_ * 2 >= messages_.size()) {
-    messages_.erase(messages_.begin(), messages_.begin() + head_);
-    head_ = 0;
+  if (empty()) return ReadResult::kEnd;
+  if (head_ < messages_.size()) {
+    *out = std::move(messages_[head_]);
+    ++head_;
+    if (head_ == messages_.size()) {
+      messages_.clear();
+      head_ = 0;
+      // After a burst, keep only what a reader that keeps up needs.
+      if (messages_.capacity() > kKeptSlots) messages_.shrink_to_fit();
+    }
+  } else {
+    out->Clear();
+    packed_->bytes.MoveFrontTo(packed_->sizes[packed_->head++], out);
+    // Drained: the packed queue goes (its blocks with the last reader).
+    if (packed_->head == packed_->sizes.size()) packed_ = nullptr;
   }
-  queued_bytes_ -= out->size() + 5;
+  queued_bytes_ -= out->size() + kMessageCharge;
   if (owed_bytes_ > 0 && queued_bytes_ <= read_bound_ / 2) {
     *consume = owed_bytes_;
     owed_bytes_ = 0;
@@ -101,6 +129,22 @@ bool CallCore::AcquireWriteCredit(size_t n) {
 bool CallCore::cancelled() const {
   absl::MutexLock lock(&mu_);
   return cancelled_;
+}
+
+size_t CallCore::zero_copy_queued() const {
+  absl::MutexLock lock(&mu_);
+  return messages_.size() - head_;
+}
+
+size_t CallCore::packed_queued() const {
+  absl::MutexLock lock(&mu_);
+  return packed_ == nullptr ? 0 : packed_->sizes.size() - packed_->head;
+}
+
+size_t CallCore::queue_slots() const {
+  absl::MutexLock lock(&mu_);
+  return messages_.capacity() +
+         (packed_ == nullptr ? 0 : packed_->sizes.capacity());
 }
 
 bool CallCore::input_complete() const {

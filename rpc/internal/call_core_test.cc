@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "transport/slice/slice.h"
@@ -108,6 +109,117 @@ TEST(CallCoreTest, MessagesReleasedByTheReaderWhileTheLoopReusesTheBlock) {
   core.PushEnd();
   handler.join();
   EXPECT_EQ(checked, kMessages);
+}
+
+// A reader that is behind does not let queued messages pin the connection's
+// read blocks: 1-octet messages each cut from a 32 KiB block of its own (as
+// a peer spacing them out with other frames makes them), pushed with no
+// reader. The first kMaxZeroCopyQueued stay zero-copy (their blocks are
+// shared with the reader's slices); every later one is copied at once, so
+// its block is released (the test holds the only reference). All arrive in
+// order. Before the fix every block stayed pinned until read.
+TEST(CallCoreTest, QueuedMessagesBeyondTheFirstFewReleaseTheirReadBlocks) {
+  constexpr size_t kMessages = 1000;
+  constexpr size_t kZeroCopy = CallCore::kMaxZeroCopyQueued;
+  CallCore core(1 << 20, 1 << 20);
+  std::vector<Slice> blocks;
+  for (size_t i = 0; i < kMessages; ++i) {
+    blocks.push_back(Slice::Copy(std::string(32 << 10, 'a' + i % 26)));
+    SliceBuffer message;
+    message.Append(blocks.back().Sub(i % 100, 1));
+    core.PushMessage(std::move(message));
+  }
+  EXPECT_EQ(core.zero_copy_queued(), kZeroCopy);
+  EXPECT_EQ(core.packed_queued(), kMessages - kZeroCopy);
+  for (size_t i = 0; i < kMessages; ++i) {
+    EXPECT_EQ(blocks[i].block_refs(), i < kZeroCopy ? 2u : 1u) << i;
+  }
+  for (size_t i = 0; i < kMessages; ++i) {
+    SliceBuffer out;
+    size_t consume = 0;
+    ASSERT_EQ(core.Read(&out, &consume), CallCore::ReadResult::kMessage);
+    ASSERT_EQ(out.ToString(), std::string(1, 'a' + i % 26)) << i;
+    if (i < kZeroCopy) {
+      EXPECT_TRUE(out.front().SharesBlockWith(blocks[i]));
+    }
+  }
+  for (const Slice& block : blocks) EXPECT_EQ(block.block_refs(), 1u);
+}
+
+// A message cut into many tiny pieces (each could pin a block) is copied
+// even when nothing waits; one framed as DATA frames are is not.
+TEST(CallCoreTest, MessageInTooManyPiecesIsCopied) {
+  CallCore core(1 << 20, 1 << 20);
+  std::vector<Slice> blocks;
+  SliceBuffer fine;
+  for (int i = 0; i < 10; ++i) {
+    blocks.push_back(Slice::Copy(std::string(1000, 'x')));
+    fine.Append(blocks.back().Sub(0, 1));
+  }
+  core.PushMessage(std::move(fine));
+  EXPECT_EQ(core.packed_queued(), 1u);
+  for (const Slice& block : blocks) EXPECT_EQ(block.block_refs(), 1u);
+  SliceBuffer out;
+  size_t consume = 0;
+  ASSERT_EQ(core.Read(&out, &consume), CallCore::ReadResult::kMessage);
+  EXPECT_EQ(out.ToString(), std::string(10, 'x'));
+
+  const Slice big = Slice::Copy(std::string(64 << 10, 'y'));
+  SliceBuffer framed;
+  for (size_t at = 0; at < big.size(); at += 16 << 10) {
+    framed.Append(big.Sub(at, 16 << 10));
+  }
+  core.PushMessage(std::move(framed));
+  EXPECT_EQ(core.zero_copy_queued(), 1u);
+  ASSERT_EQ(core.Read(&out, &consume), CallCore::ReadResult::kMessage);
+  EXPECT_TRUE(out.front().SharesBlockWith(big));
+}
+
+// Every message is charged its octets + kMessageCharge, zero-copy or packed:
+// DATA octets are owed once the charges reach read_bound and handed back
+// once the reader read the queue down to half of it.
+TEST(CallCoreTest, PackedMessagesAreChargedLikeZeroCopyOnes) {
+  constexpr size_t kSize = 92;  // charged 100 each
+  CallCore core(/*read_bound=*/2000, 1 << 20);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(core.OnDataBytes(kSize + 5), kSize + 5) << i;
+    SliceBuffer m;
+    m.Append(std::string(kSize, 'm'));
+    core.PushMessage(std::move(m));
+  }
+  EXPECT_EQ(core.packed_queued(), 20u - CallCore::kMaxZeroCopyQueued);
+  EXPECT_EQ(core.OnDataBytes(97), 0u);  // 2000 charged: owed
+  size_t handed_back = 0;
+  for (int i = 0; i < 20; ++i) {
+    SliceBuffer out;
+    size_t consume = 0;
+    ASSERT_EQ(core.Read(&out, &consume), CallCore::ReadResult::kMessage);
+    EXPECT_EQ(out.size(), kSize);
+    // 2000 - 100 * (i + 1) <= 1000 first at the 10th read.
+    EXPECT_EQ(consume, i == 9 ? 97u : 0u) << i;
+    handed_back += consume;
+  }
+  EXPECT_EQ(handed_back, 97u);
+  EXPECT_EQ(core.OnDataBytes(5), 5u);  // nothing charged any more
+}
+
+// After a burst drains, the queue keeps at most a couple of slots (it used
+// to keep its peak capacity for the rest of the call).
+TEST(CallCoreTest, DrainedBurstReleasesTheQueue) {
+  CallCore core(1 << 20, 1 << 20);
+  for (int i = 0; i < 500; ++i) {
+    SliceBuffer m;
+    m.Append(std::to_string(i));
+    core.PushMessage(std::move(m));
+  }
+  EXPECT_GE(core.queue_slots(), 500u);
+  for (int i = 0; i < 500; ++i) {
+    SliceBuffer out;
+    size_t consume = 0;
+    ASSERT_EQ(core.Read(&out, &consume), CallCore::ReadResult::kMessage);
+    ASSERT_EQ(out.ToString(), std::to_string(i));
+  }
+  EXPECT_LE(core.queue_slots(), 2u);
 }
 
 }  // namespace
