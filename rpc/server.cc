@@ -292,8 +292,10 @@ void Server::Impl::DispatchToWorker(
                      ctx.mutable_trailing_metadata());
       });
   if (ticket.rejected) {
-    raw->LoopAbort(Status(StatusCode::RESOURCE_EXHAUSTED,
-                          "too many calls waiting for a worker thread"));
+    raw->LoopAbort(ticket.stopped
+                       ? Status(StatusCode::UNAVAILABLE, "server shutting down")
+                       : Status(StatusCode::RESOURCE_EXHAUSTED,
+                                "too many calls waiting for a worker thread"));
     return;
   }
   if (!ticket.waits) return;
@@ -306,15 +308,37 @@ void Server::Impl::DispatchToWorker(
   // after the loops); a call that got its worker makes them no-ops.
   internal::WorkerPool* pool = workers_.get();
   const internal::WorkerPool::TaskId id = ticket.id;
-  raw->core()->SetCancelHook([pool, id] { pool->Cancel(id); });
-  if (deadline == absl::InfiniteFuture()) return;
+  if (deadline == absl::InfiniteFuture()) {
+    raw->core()->SetCancelHook([pool, id] { pool->Cancel(id); });
+    return;
+  }
   const absl::Duration left = deadline - absl::Now();
   const absl::Duration wait = left - std::min(left / 10, absl::Seconds(1));
-  CurrentLoop()->RunAfter(wait, [pool, id, weak] {
+  transport::EventLoop* loop = CurrentLoop();
+  const transport::EventLoop::TimerId timer = loop->RunAfter(wait, [pool, id,
+                                                                    weak] {
     std::shared_ptr<internal::ServerCall> call = weak.lock();
     if (call == nullptr || !pool->Cancel(id)) return;
     call->LoopAbort(Status(StatusCode::RESOURCE_EXHAUSTED,
                            "no worker thread available within the deadline"));
+  });
+  // The timer goes as soon as the wait ends, the call got its worker or was
+  // cancelled: its weak_ptr would keep the call's allocation (make_shared:
+  // object and control block) until about 0.9 x the deadline. The loops
+  // outlive the workers (Shutdown joins them first), so a worker may post.
+  auto cancel_timer = [loop, timer] {
+    if (loop->IsInLoopThread()) {
+      loop->Cancel(timer);
+    } else {
+      loop->Post([loop, timer] { loop->Cancel(timer); });
+    }
+  };
+  if (!pool->OnStart(id, cancel_timer)) {
+    loop->Cancel(timer);  // a worker took it meanwhile
+    return;
+  }
+  raw->core()->SetCancelHook([pool, id, cancel_timer] {
+    if (pool->Cancel(id)) cancel_timer();
   });
 }
 

@@ -56,9 +56,10 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
         queue_.size() > static_cast<size_t>(idle_) ? queue_.size() - idle_ : 0;
     if (stop_ || (!can_grow && max_waiting_ > 0 && waiting >= max_waiting_)) {
       ticket.rejected = true;
+      ticket.stopped = stop_;
     } else {
       ticket.id = next_id_++;
-      queue_.push_back(Queued{ticket.id, std::move(task)});
+      queue_.push_back(Queued{ticket.id, std::move(task), nullptr});
       if (idle_ < static_cast<int>(queue_.size())) {
         if (can_grow) {
           AddThreadLocked();
@@ -83,6 +84,18 @@ bool WorkerPool::Cancel(TaskId id) {
     return true;
   }
   return false;
+}
+
+bool WorkerPool::OnStart(TaskId id, absl::AnyInvocable<void()> on_start) {
+  {
+    absl::MutexLock lock(&mu_);
+    for (Queued& queued : queue_) {
+      if (queued.id != id) continue;
+      queued.on_start = std::move(on_start);
+      return true;
+    }
+  }
+  return false;  // on_start is destroyed outside the lock
 }
 
 bool WorkerPool::WaitIdle(absl::Duration timeout) {
@@ -126,10 +139,15 @@ void WorkerPool::Work(ThreadList::iterator self) {
       continue;  // timed out at the minimum: keep waiting
     }
     absl::AnyInvocable<void()> task = std::move(queue_.front().task);
+    absl::AnyInvocable<void()> on_start = std::move(queue_.front().on_start);
     queue_.pop_front();
     --idle_;
     ++running_;
     mu_.Unlock();
+    if (on_start) {
+      on_start();
+      on_start = nullptr;
+    }
     task();
     task = nullptr;
     mu_.Lock();

@@ -51,8 +51,9 @@ class WorkerPool {
     // a running one to finish.
     bool waits = false;
     // Not queued (the task was destroyed): max_waiting tasks already wait,
-    // or the pool is shut down.
+    // or the pool is shut down (then `stopped` too).
     bool rejected = false;
+    bool stopped = false;
   };
 
   // Any thread.
@@ -61,6 +62,11 @@ class WorkerPool {
   // false when a thread took it (it runs or ran) or the id is unknown. Any
   // thread; also after Shutdown.
   bool Cancel(TaskId id);
+  // Runs `on_start` on the worker thread just before the queued task `id`
+  // starts (a task cancelled instead destroys it unrun); false, and
+  // `on_start` destroyed, when a thread already took the task or the id is
+  // unknown. The server cancels a waiting call's give-up timer this way.
+  bool OnStart(TaskId id, absl::AnyInvocable<void()> on_start);
   // Runs what is queued, joins every thread, and refuses later tasks.
   // Idempotent; the object stays usable for Cancel and the accessors.
   void Shutdown();
@@ -87,6 +93,7 @@ class WorkerPool {
   struct Queued {
     TaskId id;
     absl::AnyInvocable<void()> task;
+    absl::AnyInvocable<void()> on_start;
   };
   absl::Mutex mu_;
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);

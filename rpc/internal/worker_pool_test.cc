@@ -156,13 +156,39 @@ TEST(WorkerPoolTest, WaitingBoundAndShutdownRefuse) {
   EXPECT_FALSE(pool.Submit([&] { ++ran; }).rejected);
   const WorkerPool::Ticket third = pool.Submit([&] { ++ran; });
   EXPECT_TRUE(third.rejected);
+  EXPECT_FALSE(third.stopped);  // refused by the bound, not the shutdown
   EXPECT_EQ(third.id, 0u);
   release.Notify();
   pool.Shutdown();
   EXPECT_EQ(ran.load(), 2);
-  EXPECT_TRUE(pool.Submit([&] { ++ran; }).rejected);
+  const WorkerPool::Ticket late = pool.Submit([&] { ++ran; });
+  EXPECT_TRUE(late.rejected);
+  EXPECT_TRUE(late.stopped);
   pool.Shutdown();  // idempotent
   EXPECT_EQ(ran.load(), 2);
+}
+
+// OnStart runs on the worker just before a waiting task, and is dropped
+// unrun with a task taken back; it is refused for a task already started.
+TEST(WorkerPoolTest, OnStartRunsBeforeAWaitingTaskOrIsDroppedWithIt) {
+  WorkerPool pool(1, 1);
+  absl::Notification release;
+  Started started;
+  BlockTasks(&pool, 1, &release, &started);
+  std::atomic<int> order{0};
+  std::atomic<int> task_saw{-1};
+  std::atomic<int> dropped_hook_ran{0};
+  const WorkerPool::Ticket a = pool.Submit([&] { task_saw = order.load(); });
+  const WorkerPool::Ticket b = pool.Submit([] {});
+  ASSERT_TRUE(a.waits);
+  EXPECT_TRUE(pool.OnStart(a.id, [&] { ++order; }));
+  EXPECT_TRUE(pool.OnStart(b.id, [&] { ++dropped_hook_ran; }));
+  EXPECT_TRUE(pool.Cancel(b.id));
+  release.Notify();
+  ASSERT_TRUE(pool.WaitIdle(kHangGuard));
+  EXPECT_EQ(task_saw.load(), 1);  // the hook ran first
+  EXPECT_EQ(dropped_hook_ran.load(), 0);
+  EXPECT_FALSE(pool.OnStart(a.id, [] {}));  // it ran
 }
 
 }  // namespace
