@@ -38,6 +38,7 @@ class Service final : public EchoService::Service {
   Status ServerStream(ServerContext* /*ctx*/, const EchoRequest* req,
                       ServerWriter<EchoResponse>* /*writer*/) override {
     if (req->message() == "must not run") ++must_not_run;
+    if (req->message() == "waits") ++waits_ran;
     return Status::OK;
   }
   // Echoes until the client half-closes: blocked on its client meanwhile.
@@ -52,6 +53,7 @@ class Service final : public EchoService::Service {
     return Status::OK;
   }
   std::atomic<int> must_not_run{0};
+  std::atomic<int> waits_ran{0};
 };
 
 // A bidi call whose handler holds a worker until Release.
@@ -134,13 +136,15 @@ TEST_F(WorkerLimitTest, CallBeyondTheLimitEndsResourceExhaustedAtItsDeadline) {
   BlockBothWorkers();
   EchoResponse resp;
   const absl::Time start = absl::Now();
-  const Status third = Echo("must not run", absl::Seconds(3), &resp);
+  // 10 s: the server gives up 1 s (its cap) before the client's own timer,
+  // a margin no loaded or sanitized run eats.
+  const Status third = Echo("must not run", absl::Seconds(10), &resp);
   EXPECT_EQ(third.error_code(), StatusCode::RESOURCE_EXHAUSTED)
       << third.error_message();
   EXPECT_EQ(third.error_message(),
             "no worker thread available within the deadline");
-  // It waited for a worker (about 2.7 s), not failed at once.
-  EXPECT_GE(absl::Now() - start, absl::Seconds(2));
+  // It waited for a worker (about 9 s), not failed at once.
+  EXPECT_GE(absl::Now() - start, absl::Seconds(5));
 
   EXPECT_TRUE(blocked_[0]->Release().ok());
   const Status fourth = Echo("fourth", kHangGuard, &resp);
@@ -150,23 +154,38 @@ TEST_F(WorkerLimitTest, CallBeyondTheLimitEndsResourceExhaustedAtItsDeadline) {
   EXPECT_TRUE(blocked_[1]->Release().ok());
 }
 
-// A call without a deadline waits for a worker however long it takes.
+// A call without a deadline waits for a worker however long it takes: a
+// call with a deadline made after it gives up (RESOURCE_EXHAUSTED) while it
+// goes on waiting, which the queue bound shows without any sleep (with room
+// for two waiting calls, a third is refused at once); once a worker is free
+// it runs.
 TEST_F(WorkerLimitTest, CallWithoutADeadlineWaitsForAWorker) {
-  Start();
+  Start(/*max_pending=*/2);
   BlockBothWorkers();
   ClientContext ctx;  // no deadline
   EchoRequest req;
   req.set_message("waits");
   auto waiting = stub_->ServerStream(&ctx, req);
-  // Made after it on the same connection, this call waits behind it and
-  // gives up at its deadline: the first is then surely waiting at the server.
+  // Made after it on the same connection, so queued behind it; 10 s: the
+  // server's verdict comes 1 s before the client's own timer.
   EchoResponse resp;
-  EXPECT_EQ(Echo("probe", absl::Seconds(1), &resp).error_code(),
+  EXPECT_EQ(Echo("probe", absl::Seconds(10), &resp).error_code(),
             StatusCode::RESOURCE_EXHAUSTED);
+  // It still waits: beside a second waiting call the queue is full.
+  ClientContext filler_ctx;
+  filler_ctx.set_deadline(absl::Now() + kHangGuard);
+  EchoRequest filler_req;
+  filler_req.set_message("filler");
+  auto filler = stub_->ServerStream(&filler_ctx, filler_req);
+  EXPECT_EQ(Echo("probe", kHangGuard, &resp).error_message(),
+            "too many calls waiting for a worker thread");
+  EXPECT_EQ(service_.waits_ran.load(), 0);
   EXPECT_TRUE(blocked_[0]->Release().ok());
   const Status waited = waiting->Finish();
   EXPECT_TRUE(waited.ok()) << waited.error_message();
+  EXPECT_EQ(service_.waits_ran.load(), 1);
   EXPECT_TRUE(blocked_[1]->Release().ok());
+  EXPECT_TRUE(filler->Finish().ok());
 }
 
 // A call cancelled by its client while it waits leaves the queue at once:
