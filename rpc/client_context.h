@@ -35,6 +35,7 @@ namespace internal {
 class ClientCall;
 class ClientCallBase;
 class ClientContextTestPeer;
+class ClientReactorCall;
 }  // namespace internal
 
 class ClientContext {
@@ -84,8 +85,9 @@ class ClientContext {
   void TryCancel();
 
   // The response headers' and trailers' custom metadata; valid once the call
-  // has its status (Finish, or a blocking unary call returned), and the
-  // initial metadata also once a first response message was read.
+  // has its status (Finish, or a blocking unary call returned; OnDone for a
+  // callback call), and the initial metadata also once a first response
+  // message was read (OnReadInitialMetadataDone for a callback call).
   const Metadata& GetServerInitialMetadata() const;
   const Metadata& GetServerTrailingMetadata() const;
 
@@ -99,6 +101,7 @@ class ClientContext {
   // The library's (rpc/client_stream.h's call classes) and tests'.
   friend class internal::ClientCallBase;
   friend class internal::ClientContextTestPeer;
+  friend class internal::ClientReactorCall;
 
   // Binds the context to its call; `channel` is kept alive until the
   // context is destroyed (null: the caller keeps it).
@@ -115,7 +118,7 @@ class ClientContext {
   }
   // Sends `value` as grpc-encoding instead (messages are still compressed per
   // compression_algorithm), to exercise a server's answer to an encoding it
-  // does not support. Blocking and streaming calls only.
+  // does not support.
   void set_grpc_encoding_header_for_test(std::string value) {
     grpc_encoding_header_for_test_ = std::move(value);
   }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "google/protobuf/message_lite.h"
+#include "rpc/client_callback.h"
 #include "rpc/internal/client_call.h"
 #include "rpc/wire/zero_copy_stream.h"
 #include "transport/slice/slice.h"
@@ -56,28 +57,21 @@ void ClientCallBase::AsyncUnary(
     const std::shared_ptr<ChannelInterface>& channel, const std::string& method,
     ClientContext* ctx, const google::protobuf::MessageLite& request,
     google::protobuf::MessageLite* response, std::function<void(Status)> done) {
-  transport::SliceBuffer payload;
-  if (!SerializeToSliceBuffer(request, &payload)) {
-    done(Status(StatusCode::INTERNAL, "error serializing request"));
-    return;
-  }
+  CallbackUnaryCall(channel, method, ctx, &request, response, std::move(done));
+}
+
+std::shared_ptr<ClientCall> ClientCallBase::NewCall(
+    const std::shared_ptr<ChannelInterface>& channel, const std::string& method,
+    ClientContext* ctx) {
   std::shared_ptr<ClientCall> call = channel->CreateCall(method, ctx);
-  ClientCall* raw = call.get();
-  call->SetOnDone([raw, ctx, response, done = std::move(done)] {
-    transport::SliceBuffer message;
-    const bool got = raw->Read(&message);  // Does not block: the call ended.
-    Status status = ctx->FinishCall();
-    if (status.ok() && !got) {
-      status = Status(StatusCode::INTERNAL, "no response message");
-    } else if (status.ok() && !ParseFromSliceBuffer(message, response)) {
-      status = Status(StatusCode::INTERNAL, "error parsing response message");
-    }
-    done(std::move(status));
-  });
-  // The context does not keep the channel (the caller does, until `done`);
-  // dropping its last reference inside `done` is fine (channel.h).
+  // The context does not keep the channel (the caller does, until OnDone);
+  // dropping its last reference inside a reaction is fine (channel.h).
   ctx->set_call(call, nullptr);
-  call->Start(&payload, /*end=*/true);
+  if (!ctx->grpc_encoding_header_for_test().empty()) {
+    call->set_grpc_encoding_header_for_test(
+        ctx->grpc_encoding_header_for_test());
+  }
+  return call;
 }
 
 ClientCallBase::ClientCallBase(const std::shared_ptr<ChannelInterface>& channel,

@@ -57,6 +57,12 @@ class ClientCallBase {
                          google::protobuf::MessageLite* response,
                          std::function<void(Status)> done);
 
+  // Creates the call of `method` for `ctx` and binds it to the context
+  // (not started; the callback API's first step).
+  static std::shared_ptr<ClientCall> NewCall(
+      const std::shared_ptr<ChannelInterface>& channel,
+      const std::string& method, ClientContext* ctx);
+
   ClientCallBase(const ClientCallBase&) = delete;
   ClientCallBase& operator=(const ClientCallBase&) = delete;
 
@@ -108,10 +114,11 @@ Status BlockingUnaryCall(const std::shared_ptr<ChannelInterface>& channel,
                                                  response);
 }
 
-// An asynchronous unary call (what generated Stub::Async methods do): returns
-// at once; `done(status)` runs on the channel's loop thread when the call
-// ends, with *response filled when the status is OK. `done` must not block.
-// `ctx`, `response` and the channel must stay alive until `done` ran.
+// An asynchronous unary call (what generated Stub::Async methods do; a
+// callback call of rpc/client_callback.h): returns at once; `done(status)`
+// runs on the channel's loop thread when the call ends, with *response
+// filled when the status is OK. `done` must not block. `ctx`, `response` and
+// the channel must stay alive until `done` ran.
 template <typename Req, typename Resp>
 void AsyncUnaryCall(const std::shared_ptr<ChannelInterface>& channel,
                     const std::string& path, ClientContext* ctx,

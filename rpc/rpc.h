@@ -6,6 +6,7 @@
 
 #include "rpc/channel.h"            // IWYU pragma: export
 #include "rpc/channel_interface.h"  // IWYU pragma: export
+#include "rpc/client_callback.h"    // IWYU pragma: export
 #include "rpc/client_context.h"     // IWYU pragma: export
 #include "rpc/client_stream.h"      // IWYU pragma: export
 #include "rpc/credentials.h"        // IWYU pragma: export

@@ -142,21 +142,42 @@ void PrintHeaderService(Printer* p, const ServiceDescriptor* service) {
                "$Method$(::rpc::ClientContext* context);\n");
     }
   }
-  // Asynchronous forms of the unary methods (grpc++'s stub->async()).
+  // Callback forms of every method (grpc++'s stub->async()).
   p->Print(
-      "\n// Callback forms of the unary methods: return at once; `done` runs\n"
-      "// on the channel's thread when the call ends (it must not block).\n"
+      "\n// Callback forms (rpc/client_callback.h): return at once; the\n"
+      "// reactions (and `done`) run on the channel's loop thread and must\n"
+      "// not block.\n"
       "class Async {\n"
       " public:\n"
       "  explicit Async(Stub* stub) : stub_(stub) {}\n");
   p->Indent();
   for (int i = 0; i < service->method_count(); ++i) {
     const MethodDescriptor* m = service->method(i);
-    if (m->client_streaming() || m->server_streaming()) continue;
-    p->Print(MethodVars(service, m),
-             "void $Method$(::rpc::ClientContext* context,\n"
-             "    const $Request$* request, $Response$* response,\n"
-             "    std::function<void(::rpc::Status)> done);\n");
+    Vars v = MethodVars(service, m);
+    if (!m->client_streaming() && !m->server_streaming()) {
+      p->Print(v,
+               "void $Method$(::rpc::ClientContext* context,\n"
+               "    const $Request$* request, $Response$* response,\n"
+               "    std::function<void(::rpc::Status)> done);\n"
+               "void $Method$(::rpc::ClientContext* context,\n"
+               "    const $Request$* request, $Response$* response,\n"
+               "    ::rpc::ClientUnaryReactor* reactor);\n");
+    } else if (!m->client_streaming()) {
+      p->Print(v,
+               "void $Method$(::rpc::ClientContext* context,\n"
+               "    const $Request$* request,\n"
+               "    ::rpc::ClientReadReactor<$Response$>* reactor);\n");
+    } else if (!m->server_streaming()) {
+      p->Print(v,
+               "void $Method$(::rpc::ClientContext* context,\n"
+               "    $Response$* response,\n"
+               "    ::rpc::ClientWriteReactor<$Request$>* reactor);\n");
+    } else {
+      p->Print(v,
+               "void $Method$(::rpc::ClientContext* context,\n"
+               "    ::rpc::ClientBidiReactor<$Request$, $Response$>* "
+               "reactor);\n");
+    }
   }
   p->Outdent();
   p->Print(
@@ -258,9 +279,18 @@ void PrintSourceService(Printer* p, const ServiceDescriptor* service) {
                "    ::rpc::ClientContext* context, const $Request$* request,\n"
                "    $Response$* response, std::function<void(::rpc::Status)> "
                "done) {\n"
-               "  ::rpc::AsyncUnaryCall(stub_->channel_, \"$path$\", "
-               "context, *request,\n"
-               "                        response, std::move(done));\n"
+               "  ::rpc::internal::CallbackUnaryCall(stub_->channel_, "
+               "\"$path$\", context,\n"
+               "      request, response, std::move(done));\n"
+               "}\n\n"
+               "void $Service$::Stub::Async::$Method$(\n"
+               "    ::rpc::ClientContext* context, const $Request$* request,\n"
+               "    $Response$* response, ::rpc::ClientUnaryReactor* reactor) "
+               "{\n"
+               "  ::rpc::internal::BindClientReactor(stub_->channel_, "
+               "\"$path$\", context,\n"
+               "      ::rpc::internal::ClientReactorKind::kUnary, request, "
+               "response, reactor);\n"
                "}\n\n");
     } else if (!m->client_streaming()) {
       p->Print(v,
@@ -269,6 +299,15 @@ void PrintSourceService(Printer* p, const ServiceDescriptor* service) {
                "    const $Request$& request) {\n"
                "  return std::make_unique<::rpc::ClientReader<$Response$>>(\n"
                "      channel_, \"$path$\", context, request);\n"
+               "}\n\n"
+               "void $Service$::Stub::Async::$Method$(\n"
+               "    ::rpc::ClientContext* context, const $Request$* request,\n"
+               "    ::rpc::ClientReadReactor<$Response$>* reactor) {\n"
+               "  ::rpc::internal::BindClientReactor(stub_->channel_, "
+               "\"$path$\", context,\n"
+               "      ::rpc::internal::ClientReactorKind::kServerStreaming, "
+               "request, nullptr,\n"
+               "      reactor);\n"
                "}\n\n");
     } else if (!m->server_streaming()) {
       p->Print(v,
@@ -277,6 +316,15 @@ void PrintSourceService(Printer* p, const ServiceDescriptor* service) {
                "    $Response$* response) {\n"
                "  return std::make_unique<::rpc::ClientWriter<$Request$>>(\n"
                "      channel_, \"$path$\", context, response);\n"
+               "}\n\n"
+               "void $Service$::Stub::Async::$Method$(\n"
+               "    ::rpc::ClientContext* context, $Response$* response,\n"
+               "    ::rpc::ClientWriteReactor<$Request$>* reactor) {\n"
+               "  ::rpc::internal::BindClientReactor(stub_->channel_, "
+               "\"$path$\", context,\n"
+               "      ::rpc::internal::ClientReactorKind::kClientStreaming, "
+               "nullptr, response,\n"
+               "      reactor);\n"
                "}\n\n");
     } else {
       p->Print(v,
@@ -286,6 +334,15 @@ void PrintSourceService(Printer* p, const ServiceDescriptor* service) {
                "  return std::make_unique<\n"
                "      ::rpc::ClientReaderWriter<$Request$, $Response$>>(\n"
                "      channel_, \"$path$\", context);\n"
+               "}\n\n"
+               "void $Service$::Stub::Async::$Method$(\n"
+               "    ::rpc::ClientContext* context,\n"
+               "    ::rpc::ClientBidiReactor<$Request$, $Response$>* reactor) "
+               "{\n"
+               "  ::rpc::internal::BindClientReactor(stub_->channel_, "
+               "\"$path$\", context,\n"
+               "      ::rpc::internal::ClientReactorKind::kBidi, nullptr, "
+               "nullptr, reactor);\n"
                "}\n\n");
     }
   }

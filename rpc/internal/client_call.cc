@@ -98,10 +98,39 @@ void ClientCall::Start(transport::SliceBuffer* first, bool end) {
   }
   writes_done_ = end;
   Post([self = shared_from_this(), writes = std::move(writes)]() mutable {
-    self->pending_ = std::move(writes);
-    self->LoopArmDeadline();
-    self->channel_->LoopStartCall(self);
+    self->LoopHandOver(std::move(writes));
   });
+}
+
+void ClientCall::LoopBegin(transport::SliceBuffer* first, bool end) {
+  std::vector<PendingWrite> writes;
+  if (first != nullptr) {
+    PendingWrite w{{}, end};
+    if (first->size() > options_.max_send_message_size) {
+      LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
+                      "request message larger than max"));
+      return;
+    }
+    if (absl::Status s = compressor_.Frame(std::move(*first), &w.framed);
+        !s.ok()) {
+      LoopFail(FromAbslStatus(s));
+      return;
+    }
+    Compact(&w.framed);
+    writes.push_back(std::move(w));
+  } else if (end) {
+    writes.push_back(PendingWrite{{}, true});
+  }
+  LoopHandOver(std::move(writes));
+}
+
+void ClientCall::LoopHandOver(std::vector<PendingWrite> writes) {
+  if (done_loop_) return;
+  // Writes made before (observer mode) follow.
+  for (PendingWrite& w : pending_) writes.push_back(std::move(w));
+  pending_ = std::move(writes);
+  LoopArmDeadline();
+  channel_->LoopStartCall(shared_from_this());
 }
 
 bool ClientCall::Write(transport::SliceBuffer payload, bool end) {
@@ -205,6 +234,51 @@ void ClientCall::LoopArmDeadline() {
     self->deadline_timer_ = transport::EventLoop::kInvalidTimer;
     self->LoopFail(Status(StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"));
   });
+}
+
+bool ClientCall::LoopSend(transport::SliceBuffer payload, bool end,
+                          bool no_compression) {
+  if (payload.size() > options_.max_send_message_size) {
+    LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
+                    "request message larger than max (" +
+                        std::to_string(payload.size()) + " vs. " +
+                        std::to_string(options_.max_send_message_size) + ")"));
+    return false;
+  }
+  PendingWrite w{{}, end};
+  absl::Status s = no_compression
+                       ? WriteMessage(std::move(payload), false, &w.framed)
+                       : compressor_.Frame(std::move(payload), &w.framed);
+  if (!s.ok()) {
+    LoopFail(FromAbslStatus(s));
+    return false;
+  }
+  Compact(&w.framed);
+  // Counted before the write: TrackWrite may release it at once.
+  loop_inflight_ += w.framed.size();
+  LoopWrite(std::move(w));
+  return true;
+}
+
+void ClientCall::LoopHalfClose() { LoopWrite(PendingWrite{{}, true}); }
+
+void ClientCall::LoopMessageConsumed(size_t size) {
+  rx_queued_ -= size + 5;
+  if (rx_owed_ == 0 || rx_queued_ > options_.read_bound / 2) return;
+  const size_t owed = rx_owed_;
+  rx_owed_ = 0;
+  if (transport_ == nullptr || done_loop_) return;
+  transport_->connection().ConsumeData(stream_id_, owed);
+  transport_->ScheduleFlush();
+}
+
+void ClientCall::LoopReleaseWriteCredit() {
+  if (observer_ == nullptr) {
+    core_.ReleaseWriteCredit();
+    return;
+  }
+  loop_inflight_ = 0;
+  if (!done_loop_) observer_->LoopOnWriteCredit();
 }
 
 void ClientCall::LoopStart(ClientTransport* transport) {
@@ -327,10 +401,13 @@ void ClientCall::LoopOnHeaders(const hpack::HeaderList& headers,
     }
     decompressor_.set_encoding(*e);
   }
-  absl::MutexLock lock(&mu_);
-  ParseMetadata(headers, &initial_);
-  has_initial_ = true;
-  cv_.SignalAll();
+  {
+    absl::MutexLock lock(&mu_);
+    ParseMetadata(headers, &initial_);
+    has_initial_ = true;
+    cv_.SignalAll();
+  }
+  if (observer_ != nullptr) observer_->LoopOnInitialMetadata();
 }
 
 void ClientCall::LoopOnTrailers(const hpack::HeaderList& trailers) {
@@ -381,12 +458,24 @@ void ClientCall::LoopOnData(transport::Slice data) {
     return;
   }
   absl::Status s = deframer_.Push(std::move(data));
-  const size_t consume = core_.OnDataBytes(n);
+  size_t consume;
+  if (observer_ == nullptr) {
+    consume = core_.OnDataBytes(n);
+  } else if (rx_queued_ < options_.read_bound) {
+    consume = n;
+  } else {
+    consume = 0;
+    rx_owed_ += n;
+  }
   if (consume > 0) transport_->connection().ConsumeData(stream_id_, consume);
   if (!s.ok()) {
     LoopFail(FromAbslStatus(s));
     return;
   }
+  // The observer's reactions may end the call (and drop every other
+  // reference to it) while this runs.
+  std::shared_ptr<ClientCall> keep;
+  if (observer_ != nullptr) keep = shared_from_this();
   ReceivedMessage msg;
   while (deframer_.Next(&msg)) {
     transport::SliceBuffer payload;
@@ -394,7 +483,13 @@ void ClientCall::LoopOnData(transport::Slice data) {
       LoopFail(FromAbslStatus(u));
       return;
     }
-    core_.PushMessage(std::move(payload));
+    if (observer_ == nullptr) {
+      core_.PushMessage(std::move(payload));
+      continue;
+    }
+    rx_queued_ += payload.size() + 5;
+    observer_->LoopOnMessage(std::move(payload));
+    if (done_loop_) return;
   }
 }
 
@@ -522,6 +617,7 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
     core_.Cancel();
   }
   core_.ReleaseWriteCredit();
+  loop_inflight_ = 0;
   {
     absl::MutexLock lock(&mu_);
     status_ = std::move(status);
@@ -540,6 +636,11 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
     stream_open_ = false;
     t->connection().ResetStream(stream_id_, transport::Http2ErrorCode::kCancel);
     t->ScheduleFlush();
+  }
+  if (observer_ != nullptr) {
+    // Last: its reactions may end every other reference to the call.
+    std::shared_ptr<ClientCall> keep = shared_from_this();
+    observer_->LoopOnStatus();
   }
 }
 

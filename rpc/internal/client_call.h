@@ -30,6 +30,21 @@
 // (ChannelImpl::LoopStartCall) from a deferred task: picking, queueing and
 // wait-for-ready apply to it as to a new call.
 //
+// Two drivers, one call. The blocking API (rpc/client_stream.h) drives it
+// from the application thread: Start, Write, WritesDone, Read, Finish post to
+// the loop and wait on the CallCore. The callback API (rpc/client_callback.h)
+// sets a ClientCallObserver and drives it from the loop thread only, through
+// the same steps (Loop* below): LoopBegin (send initial metadata, and the
+// first message), LoopSend (send a message; LoopHalfClose ends the requests),
+// and the observer's LoopOnInitialMetadata, LoopOnMessage and LoopOnStatus
+// (receive initial metadata, a message, the status). In that mode received
+// messages are not copied nor locked: they go to the observer on the loop,
+// which reports each one read with LoopMessageConsumed (the read_bound rule of
+// call_core.h, loop only); a write's credit is counted on the loop too
+// (loop_write_within_bound, LoopOnWriteCredit). An interceptor chain would
+// wrap these steps: the send steps before they reach the stream, the
+// observer's callbacks before they reach the reactor.
+//
 // The status is decided once, by the first of: the trailers (or a
 // Trailers-Only response; grpc-status/grpc-message, or the HTTP status when
 // grpc-status is missing), a reset from the server, the deadline timer, a
@@ -89,6 +104,25 @@ struct ClientCallOptions {
 // costs a few round trips, not a loop.
 inline constexpr int kMaxRefusedAttempts = 5;
 
+// The callback API's side of a call (ClientCall::SetObserver): every method
+// runs on the loop thread, and none after LoopOnStatus.
+class ClientCallObserver {
+ public:
+  // The response headers arrived (CopyInitialMetadata has them).
+  virtual void LoopOnInitialMetadata() = 0;
+  // A response message, not copied (it may share the connection's read
+  // blocks: release it on the loop). Report it read with
+  // ClientCall::LoopMessageConsumed(its size).
+  virtual void LoopOnMessage(transport::SliceBuffer payload) = 0;
+  // The requests written so far left the Connection's queue.
+  virtual void LoopOnWriteCredit() = 0;
+  // The call has its status (Finish returns at once).
+  virtual void LoopOnStatus() = 0;
+
+ protected:
+  ~ClientCallObserver() = default;
+};
+
 class ClientCall : public std::enable_shared_from_this<ClientCall> {
  public:
   // `loop` null: the call of a channel without a loop thread, failed by the
@@ -106,6 +140,16 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
     on_done_ = std::move(on_done);
     async_ = true;
   }
+  // The callback API (the file comment): set before LoopBegin; the call then
+  // drives `observer` instead of its CallCore. Null to detach (loop).
+  // Its tasks are then posted, never run inline (as SetOnDone's): a
+  // reaction must not run inside the TryCancel or StartCall that caused it.
+  void SetObserver(ClientCallObserver* observer) {
+    observer_ = observer;
+    if (observer != nullptr) async_ = true;
+  }
+  // Null for a call failed at its creation (no loop thread).
+  transport::EventLoop* loop() const { return loop_; }
   // Wait-for-ready (gRPC's wait-for-ready.md): the call waits for a READY
   // connection instead of failing while the channel is in
   // TRANSIENT_FAILURE. Set before Start.
@@ -138,6 +182,25 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   void CopyInitialMetadata(Metadata* out) const;
 
   // ---- Loop thread ----
+  // Start's work on the loop (the callback API's "send initial metadata"):
+  // frames `first` (when given) and hands the call to the channel. Writes
+  // made before it (LoopSend) follow the first message.
+  void LoopBegin(transport::SliceBuffer* first, bool end);
+  // Observer mode: frames and sends a request message (compressed unless
+  // `no_compression`), with the end of the requests when `end`. False when
+  // the call failed instead (over the max send size, compression error).
+  bool LoopSend(transport::SliceBuffer payload, bool end, bool no_compression);
+  // Observer mode: ends the requests.
+  void LoopHalfClose();
+  // Observer mode: the requests in flight are within write_bound (the write
+  // just sent is as good as done, the sync Write's rule).
+  bool loop_write_within_bound() const {
+    return loop_inflight_ <= options_.write_bound;
+  }
+  // Observer mode: a message of `size` octets given to LoopOnMessage was
+  // read: octets owed to the server's window go back once the reader caught
+  // up (below half of read_bound).
+  void LoopMessageConsumed(size_t size);
   // Opens the stream on `transport`. The deadline timer runs from Start on,
   // also while the channel holds the call waiting for a connection.
   void LoopStart(ClientTransport* transport);
@@ -165,7 +228,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // The stream is gone; a call not finished yet ends with `unfinished`.
   void LoopOnClosed(const Status& unfinished = Status(StatusCode::INTERNAL,
                                                       "stream closed"));
-  void LoopReleaseWriteCredit() { core_.ReleaseWriteCredit(); }
+  void LoopReleaseWriteCredit();
   // Ends the call with `status` (no stream, or the stream is reset).
   void LoopFail(const Status& status);
   uint32_t stream_id() const { return stream_id_; }
@@ -190,6 +253,8 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // Starts the deadline timer (or fails the call when the deadline passed).
   void LoopArmDeadline();
   void LoopWrite(PendingWrite write);
+  // Places the call with its first writes (Start's and LoopBegin's end).
+  void LoopHandOver(std::vector<PendingWrite> writes);
   // Records the status (first one wins) and wakes the application; `clean`:
   // the stream ended with trailers (queued messages stay readable).
   void LoopComplete(Status status, Metadata trailing, bool clean);
@@ -238,9 +303,16 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   MessageCompressor compressor_;
   // Set before Start, then loop only.
   absl::AnyInvocable<void()> on_done_;
-  // Set before Start (SetOnDone), then read-only: tasks are posted, never
-  // run inline (Post).
+  // Set before Start (SetOnDone, SetObserver), then read-only: tasks are
+  // posted, never run inline (Post).
   bool async_ = false;
+  ClientCallObserver* observer_ = nullptr;
+  // Observer mode (loop only): octets of messages given to the observer and
+  // not yet read, octets owed to the server's window, octets written and
+  // still in the Connection's queue.
+  size_t rx_queued_ = 0;
+  size_t rx_owed_ = 0;
+  size_t loop_inflight_ = 0;
 
   // Shared.
   mutable absl::Mutex mu_;
