@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "rpc/internal/server_call.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.grpc.pb.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
@@ -34,6 +35,7 @@ using transport::testing::WaitUntil;
 struct Counters {
   std::atomic<int> written{0};  // ServerStream messages written, all calls.
   std::atomic<int> read{0};     // Bidi and ClientStream messages read.
+  std::atomic<size_t> compressed{0};  // ClientStream's compressed requests.
 };
 
 class OurEcho final : public EchoService::Service {
@@ -74,7 +76,7 @@ class OurEcho final : public EchoService::Service {
     }
     return Status::OK;
   }
-  Status ClientStream(ServerContext* /*ctx*/, ServerReader<EchoRequest>* reader,
+  Status ClientStream(ServerContext* ctx, ServerReader<EchoRequest>* reader,
                       EchoResponse* resp) override {
     EchoRequest req;
     int n = 0;
@@ -84,6 +86,7 @@ class OurEcho final : public EchoService::Service {
       ++c_->read;
       all += req.message();
     }
+    c_->compressed = ctx->call()->compressed_requests();
     resp->set_index(n);
     resp->set_message(all);
     return Status::OK;
@@ -702,6 +705,52 @@ TEST_P(ClientCallbackTest, BidiPingPongFromReactions) {
   EXPECT_TRUE(log.status.ok()) << log.status;
   EXPECT_EQ(log.events, (std::vector<std::string>{"end", "done 100"}));
   EXPECT_FALSE(log.reentered);
+}
+
+// WriteOptions::set_no_compression: that message goes out uncompressed in a
+// call that compresses (the others are compressed).
+class OptionsWriter final : public ClientWriteReactor<EchoRequest> {
+ public:
+  OptionsWriter(EchoService::Stub* stub, Log* log) : log_(log) {
+    ctx_.set_deadline(absl::Now() + absl::Seconds(30));
+    ctx_.set_compression_algorithm(compression::Encoding::kGzip);
+    stub->async()->ClientStream(&ctx_, &resp_, this);
+    req_.set_message(std::string(4096, 'c'));
+    StartWrite(&req_, WriteOptions().set_no_compression());
+    StartCall();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) return;
+    if (++writes_ == 1) {
+      StartWrite(&req_);  // Compressed.
+    } else if (writes_ == 2) {
+      StartWriteLast(&req_, WriteOptions().set_no_compression());
+    }
+  }
+  void OnDone(const Status& s) override {
+    log_->status = s;
+    log_->Add(std::to_string(resp_.index()));
+    Log* log = log_;
+    delete this;
+    log->done.Notify();
+  }
+
+ private:
+  ClientContext ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  Log* const log_;
+  int writes_ = 0;
+};
+
+TEST_P(ClientCallbackTest, WriteOptionsNoCompression) {
+  if (GetParam() == Peer::kGrpc) GTEST_SKIP() << "counted by our server";
+  Log log;
+  new OptionsWriter(stub_.get(), &log);
+  ASSERT_TRUE(log.Wait());
+  EXPECT_TRUE(log.status.ok()) << log.status;
+  EXPECT_EQ(log.events, (std::vector<std::string>{"3"}));
+  EXPECT_EQ(counters_.compressed.load(), 1u);
 }
 
 TEST_P(ClientCallbackTest, Deadline) {
