@@ -1,12 +1,15 @@
 // interop_client: the client side of grpc's doc/interop-test-descriptions.md
 // on our stack; one test case per run, exit 0 when it passes.
 //   interop_client --server_host=H --server_port=P --test_case=NAME
-//       [--use_tls [--server_host_override=N] [--ca_file=F]]
+//       [--use_tls [--server_host_override=N] [--ca_file=F]] [--callback]
+// --callback runs the case on the callback API (stub->async() and the
+// client reactors) instead of the blocking one.
 // Built a second time with -DINTEROP_GRPCPP against Debian's grpc++
 // (grpcpp_interop_client, the peer the acceptance test drives our server
 // with): the two APIs have the same shapes, the few differences are marked.
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -14,9 +17,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/interop/cli_util.h"
@@ -339,6 +344,445 @@ class Client {
   std::unique_ptr<grpc::testing::TestService::Stub> stub_;
 };
 
+// ---- The callback API (--callback) ----
+
+// The end of a callback call: OnDone (or `done`) stores the status; the
+// caller waits for it (bounded by the call's deadline).
+class Done {
+ public:
+  void Set(const api::Status& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = s;
+    done_ = true;
+    cv_.notify_all();
+  }
+  api::Status Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return done_; });
+    return status_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  api::Status status_;
+};
+
+// Reads every response of a server stream.
+class ReadAll final
+    : public api::ClientReadReactor<StreamingOutputCallResponse> {
+ public:
+  void Go() {
+    StartRead(&resp_);
+    StartCall();
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    got.push_back(resp_);
+    StartRead(&resp_);
+  }
+  void OnDone(const api::Status& s) override { done.Set(s); }
+  std::vector<StreamingOutputCallResponse> got;
+  Done done;
+
+ private:
+  StreamingOutputCallResponse resp_;
+};
+
+// Writes each request after the previous OnWriteDone, then ends the
+// requests (unless `end` is false).
+class WriteAll final
+    : public api::ClientWriteReactor<StreamingInputCallRequest> {
+ public:
+  WriteAll(std::vector<StreamingInputCallRequest> reqs, bool end)
+      : reqs_(std::move(reqs)), end_(end) {}
+  void Go() {
+    Next();
+    StartCall();
+  }
+  void OnWriteDone(bool ok) override {
+    if (ok) Next();
+  }
+  void OnDone(const api::Status& s) override { done.Set(s); }
+  Done done;
+
+ private:
+  void Next() {
+    if (next_ < reqs_.size()) {
+      StartWrite(&reqs_[next_++]);
+    } else if (end_ && !ended_) {
+      ended_ = true;
+      StartWritesDone();
+    }
+  }
+  std::vector<StreamingInputCallRequest> reqs_;
+  const bool end_;
+  size_t next_ = 0;
+  bool ended_ = false;
+};
+
+// A bidi call: writes the requests one at a time (in kPingPong each after
+// the answer to the previous one), then ends the requests (not in kNoEnd),
+// and reads until the end; `cancel_after_first` cancels from the reaction
+// to the first response. grpc++ may run a call's read and write reactions
+// at once: the state is under a mutex, the operations start outside it.
+class Duplex final
+    : public api::ClientBidiReactor<StreamingOutputCallRequest,
+                                    StreamingOutputCallResponse> {
+ public:
+  enum class Mode { kPingPong, kWriteAll, kNoEnd };
+  Duplex(api::ClientContext* ctx, std::vector<StreamingOutputCallRequest> reqs,
+         Mode mode, bool cancel_after_first = false)
+      : ctx_(ctx),
+        reqs_(std::move(reqs)),
+        mode_(mode),
+        cancel_after_first_(cancel_after_first) {}
+  void Go() {
+    StartRead(&resp_);
+    Next(false);
+    StartCall();
+  }
+  void OnWriteDone(bool ok) override {
+    if (ok) Next(true);
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      got.push_back(resp_);
+    }
+    if (cancel_after_first_) {
+      ctx_->TryCancel();  // From a reaction.
+      return;
+    }
+    StartRead(&resp_);
+    Next(false);
+  }
+  void OnDone(const api::Status& s) override { done.Set(s); }
+  std::vector<StreamingOutputCallResponse> got;
+  Done done;
+
+ private:
+  // `write_done`: the write in flight finished.
+  void Next(bool write_done) {
+    const StreamingOutputCallRequest* write = nullptr;
+    bool end = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (write_done) writing_ = false;
+      if (writing_ || ended_) return;
+      if (mode_ == Mode::kPingPong && got.size() < next_) return;
+      if (next_ < reqs_.size()) {
+        writing_ = true;
+        write = &reqs_[next_++];
+      } else if (mode_ != Mode::kNoEnd) {
+        ended_ = true;
+        end = true;
+      }
+    }
+    if (write != nullptr) StartWrite(write);
+    if (end) StartWritesDone();
+  }
+  api::ClientContext* const ctx_;
+  std::vector<StreamingOutputCallRequest> reqs_;
+  const Mode mode_;
+  const bool cancel_after_first_;
+  StreamingOutputCallResponse resp_;
+  std::mutex mu_;
+  size_t next_ = 0;
+  bool writing_ = false;
+  bool ended_ = false;
+};
+
+StreamingOutputCallRequest DuplexRequest(int response_size, int request_size) {
+  StreamingOutputCallRequest req;
+  if (response_size > 0) req.add_response_parameters()->set_size(response_size);
+  req.mutable_payload()->set_body(std::string(request_size, '\0'));
+  return req;
+}
+
+// The 14 cases again, on the callback API.
+class CallbackClient {
+ public:
+  explicit CallbackClient(std::shared_ptr<api::Channel> channel)
+      : channel_(channel),
+        stub_(grpc::testing::TestService::NewStub(channel)) {}
+
+  void EmptyUnary() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    Empty req, resp;
+    Done done;
+    stub_->async()->EmptyCall(&ctx, &req, &resp,
+                              [&](api::Status s) { done.Set(s); });
+    CheckOk(done.Wait(), "EmptyCall");
+    Check(resp.ByteSizeLong() == 0, "EmptyCall: response not empty");
+  }
+
+  void LargeUnary() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    SimpleRequest req;
+    req.set_response_size(314159);
+    req.mutable_payload()->set_body(std::string(271828, '\0'));
+    SimpleResponse resp;
+    // The reactor form (the other unary cases use the std::function one).
+    class Unary final : public api::ClientUnaryReactor {
+     public:
+      void OnReadInitialMetadataDone(bool ok) override { initial = ok; }
+      void OnDone(const api::Status& s) override { done.Set(s); }
+      bool initial = false;
+      Done done;
+    } reactor;
+    stub_->async()->UnaryCall(&ctx, &req, &resp, &reactor);
+    reactor.StartCall();
+    CheckOk(reactor.done.Wait(), "UnaryCall");
+    Check(reactor.initial, "UnaryCall: no OnReadInitialMetadataDone(true)");
+    CheckZeros(resp.payload().body(), 314159, "UnaryCall");
+  }
+
+  void ClientStreaming() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    StreamingInputCallResponse resp;
+    std::vector<StreamingInputCallRequest> reqs;
+    for (int size : kRequestSizes) {
+      reqs.emplace_back();
+      reqs.back().mutable_payload()->set_body(std::string(size, '\0'));
+    }
+    WriteAll writer(std::move(reqs), /*end=*/true);
+    stub_->async()->StreamingInputCall(&ctx, &resp, &writer);
+    writer.Go();
+    CheckOk(writer.done.Wait(), "StreamingInputCall");
+    Check(resp.aggregated_payload_size() == 74922,
+          "StreamingInputCall: aggregated_payload_size " +
+              std::to_string(resp.aggregated_payload_size()));
+  }
+
+  void ServerStreaming() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    StreamingOutputCallRequest req;
+    for (int size : kResponseSizes) {
+      req.add_response_parameters()->set_size(size);
+    }
+    ReadAll reader;
+    stub_->async()->StreamingOutputCall(&ctx, &req, &reader);
+    reader.Go();
+    CheckOk(reader.done.Wait(), "StreamingOutputCall");
+    Check(reader.got.size() == 4,
+          "StreamingOutputCall: " + std::to_string(reader.got.size()) +
+              " responses, want 4");
+    for (int i = 0; i < 4; ++i) {
+      CheckZeros(reader.got[i].payload().body(), kResponseSizes[i],
+                 "StreamingOutputCall");
+    }
+  }
+
+  void PingPong() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    std::vector<StreamingOutputCallRequest> reqs;
+    for (int i = 0; i < 4; ++i) {
+      reqs.push_back(DuplexRequest(kResponseSizes[i], kRequestSizes[i]));
+    }
+    Duplex stream(&ctx, std::move(reqs), Duplex::Mode::kPingPong);
+    stub_->async()->FullDuplexCall(&ctx, &stream);
+    stream.Go();
+    CheckOk(stream.done.Wait(), "FullDuplexCall");
+    Check(stream.got.size() == 4,
+          "FullDuplexCall: " + std::to_string(stream.got.size()) +
+              " responses, want 4");
+    for (int i = 0; i < 4; ++i) {
+      CheckZeros(stream.got[i].payload().body(), kResponseSizes[i],
+                 "FullDuplexCall");
+    }
+  }
+
+  void EmptyStream() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    Duplex stream(&ctx, {}, Duplex::Mode::kWriteAll);
+    stub_->async()->FullDuplexCall(&ctx, &stream);
+    stream.Go();
+    CheckOk(stream.done.Wait(), "FullDuplexCall");
+    Check(stream.got.empty(), "FullDuplexCall: unexpected response");
+  }
+
+  void CustomMetadata() {
+    const std::string initial = "test_initial_metadata_value";
+    const std::string trailing = "\x0a\x0b\x0a\x0b\x0a\x0b";
+    {
+      api::ClientContext ctx;
+      Bound(&ctx);
+      ctx.AddMetadata(kEchoInitial, initial);
+      ctx.AddMetadata(kEchoTrailing, trailing);
+      SimpleRequest req;
+      req.set_response_size(314159);
+      req.mutable_payload()->set_body(std::string(271828, '\0'));
+      SimpleResponse resp;
+      Done done;
+      stub_->async()->UnaryCall(&ctx, &req, &resp,
+                                [&](api::Status s) { done.Set(s); });
+      CheckOk(done.Wait(), "UnaryCall");
+      CheckZeros(resp.payload().body(), 314159, "UnaryCall");
+      CheckMetadata(ctx, initial, trailing, "UnaryCall");
+    }
+    api::ClientContext ctx;
+    Bound(&ctx);
+    ctx.AddMetadata(kEchoInitial, initial);
+    ctx.AddMetadata(kEchoTrailing, trailing);
+    Duplex stream(&ctx, {DuplexRequest(314159, 271828)},
+                  Duplex::Mode::kPingPong);
+    stub_->async()->FullDuplexCall(&ctx, &stream);
+    stream.Go();
+    CheckOk(stream.done.Wait(), "FullDuplexCall");
+    Check(stream.got.size() == 1, "FullDuplexCall: want one response");
+    CheckZeros(stream.got[0].payload().body(), 314159, "FullDuplexCall");
+    CheckMetadata(ctx, initial, trailing, "FullDuplexCall");
+  }
+
+  void StatusCodeAndMessage() { EchoStatus("test status message", true); }
+
+  void SpecialStatusMessage() {
+    EchoStatus(
+        "\t\ntest with whitespace\r\nand Unicode BMP \xe2\x98\xba and non-BMP "
+        "\xf0\x9f\x98\x88\t\n",
+        false);
+  }
+
+  void UnimplementedMethod() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    Empty req, resp;
+    Done done;
+    stub_->async()->UnimplementedCall(&ctx, &req, &resp,
+                                      [&](api::Status s) { done.Set(s); });
+    CheckCode(done.Wait(), api::StatusCode::UNIMPLEMENTED,
+              "TestService.UnimplementedCall");
+  }
+
+  void UnimplementedService() {
+    auto stub = grpc::testing::UnimplementedService::NewStub(channel_);
+    api::ClientContext ctx;
+    Bound(&ctx);
+    Empty req, resp;
+    Done done;
+    stub->async()->UnimplementedCall(&ctx, &req, &resp,
+                                     [&](api::Status s) { done.Set(s); });
+    CheckCode(done.Wait(), api::StatusCode::UNIMPLEMENTED,
+              "UnimplementedService.UnimplementedCall");
+  }
+
+  void CancelAfterBegin() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    StreamingInputCallResponse resp;
+    WriteAll writer({}, /*end=*/false);
+    stub_->async()->StreamingInputCall(&ctx, &resp, &writer);
+    writer.Go();
+    ctx.TryCancel();  // From this thread.
+    CheckCode(writer.done.Wait(), api::StatusCode::CANCELLED,
+              "StreamingInputCall cancelled after begin");
+  }
+
+  void CancelAfterFirstResponse() {
+    api::ClientContext ctx;
+    Bound(&ctx);
+    Duplex stream(&ctx, {DuplexRequest(31415, 27182)}, Duplex::Mode::kNoEnd,
+                  /*cancel_after_first=*/true);
+    stub_->async()->FullDuplexCall(&ctx, &stream);
+    stream.Go();
+    CheckCode(stream.done.Wait(), api::StatusCode::CANCELLED,
+              "FullDuplexCall cancelled after first response");
+    Check(stream.got.size() == 1, "FullDuplexCall: want one response");
+    CheckZeros(stream.got[0].payload().body(), 31415, "FullDuplexCall");
+  }
+
+  void TimeoutOnSleepingServer() {
+    api::ClientContext ctx;
+    SetTimeout(&ctx, std::chrono::milliseconds(1));
+    Duplex stream(&ctx, {DuplexRequest(0, 27182)}, Duplex::Mode::kNoEnd);
+    stub_->async()->FullDuplexCall(&ctx, &stream);
+    stream.Go();
+    CheckCode(stream.done.Wait(), api::StatusCode::DEADLINE_EXCEEDED,
+              "FullDuplexCall with a 1 ms deadline");
+  }
+
+ private:
+  static void Bound(api::ClientContext* ctx) {
+    SetTimeout(ctx, std::chrono::seconds(20));
+  }
+
+  static void CheckMetadata(const api::ClientContext& ctx,
+                            const std::string& initial,
+                            const std::string& trailing,
+                            const std::string& what) {
+    auto got_initial = Lookup(ctx.GetServerInitialMetadata(), kEchoInitial);
+    Check(got_initial == initial, what + ": initial metadata not echoed");
+    auto got_trailing = Lookup(ctx.GetServerTrailingMetadata(), kEchoTrailing);
+    Check(got_trailing == trailing, what + ": trailing metadata not echoed");
+  }
+
+  void EchoStatus(const std::string& message, bool streaming) {
+    {
+      api::ClientContext ctx;
+      Bound(&ctx);
+      SimpleRequest req;
+      req.mutable_response_status()->set_code(2);
+      req.mutable_response_status()->set_message(message);
+      SimpleResponse resp;
+      Done done;
+      stub_->async()->UnaryCall(&ctx, &req, &resp,
+                                [&](api::Status s) { done.Set(s); });
+      api::Status s = done.Wait();
+      CheckCode(s, api::StatusCode::UNKNOWN, "UnaryCall");
+      Check(s.error_message() == message,
+            "UnaryCall: message \"" + s.error_message() + "\"");
+    }
+    if (!streaming) return;
+    api::ClientContext ctx;
+    Bound(&ctx);
+    StreamingOutputCallRequest req;
+    req.mutable_response_status()->set_code(2);
+    req.mutable_response_status()->set_message(message);
+    Duplex stream(&ctx, {req}, Duplex::Mode::kWriteAll);
+    stub_->async()->FullDuplexCall(&ctx, &stream);
+    stream.Go();
+    api::Status s = stream.done.Wait();
+    CheckCode(s, api::StatusCode::UNKNOWN, "FullDuplexCall");
+    Check(s.error_message() == message,
+          "FullDuplexCall: message \"" + s.error_message() + "\"");
+  }
+
+  std::shared_ptr<api::Channel> channel_;
+  std::unique_ptr<grpc::testing::TestService::Stub> stub_;
+};
+
+// The case table of either client.
+template <typename C>
+std::map<std::string, std::function<void()>> Cases(C* client) {
+  return {
+      {"empty_unary", [client] { client->EmptyUnary(); }},
+      {"large_unary", [client] { client->LargeUnary(); }},
+      {"client_streaming", [client] { client->ClientStreaming(); }},
+      {"server_streaming", [client] { client->ServerStreaming(); }},
+      {"ping_pong", [client] { client->PingPong(); }},
+      {"empty_stream", [client] { client->EmptyStream(); }},
+      {"custom_metadata", [client] { client->CustomMetadata(); }},
+      {"status_code_and_message", [client] { client->StatusCodeAndMessage(); }},
+      {"special_status_message", [client] { client->SpecialStatusMessage(); }},
+      {"unimplemented_method", [client] { client->UnimplementedMethod(); }},
+      {"unimplemented_service", [client] { client->UnimplementedService(); }},
+      {"cancel_after_begin", [client] { client->CancelAfterBegin(); }},
+      {"cancel_after_first_response",
+       [client] { client->CancelAfterFirstResponse(); }},
+      {"timeout_on_sleeping_server",
+       [client] { client->TimeoutOnSleepingServer(); }},
+  };
+}
+
 using interop::FlagValue;
 using interop::ReadFile;
 
@@ -349,6 +793,7 @@ int main(int argc, char** argv) {
   int port = 0;
   std::string test_case;
   bool use_tls = false;
+  bool callback = false;
   std::string host_override, ca_file;
   for (int i = 1; i < argc; ++i) {
     std::string v;
@@ -362,6 +807,8 @@ int main(int argc, char** argv) {
       test_case = v;
     } else if (FlagValue(argv[i], "--use_tls", &v)) {
       use_tls = v == "true" || v == "1";
+    } else if (FlagValue(argv[i], "--callback", &v)) {
+      callback = v == "true" || v == "1";
     } else if (FlagValue(argv[i], "--use_test_ca", &v)) {
       // The CA comes from --ca_file (there is no built-in test CA).
     } else if (FlagValue(argv[i], "--ca_file", &v)) {
@@ -393,23 +840,9 @@ int main(int argc, char** argv) {
   }
 
   Client client(channel);
-  const std::map<std::string, std::function<void()>> cases = {
-      {"empty_unary", [&] { client.EmptyUnary(); }},
-      {"large_unary", [&] { client.LargeUnary(); }},
-      {"client_streaming", [&] { client.ClientStreaming(); }},
-      {"server_streaming", [&] { client.ServerStreaming(); }},
-      {"ping_pong", [&] { client.PingPong(); }},
-      {"empty_stream", [&] { client.EmptyStream(); }},
-      {"custom_metadata", [&] { client.CustomMetadata(); }},
-      {"status_code_and_message", [&] { client.StatusCodeAndMessage(); }},
-      {"special_status_message", [&] { client.SpecialStatusMessage(); }},
-      {"unimplemented_method", [&] { client.UnimplementedMethod(); }},
-      {"unimplemented_service", [&] { client.UnimplementedService(); }},
-      {"cancel_after_begin", [&] { client.CancelAfterBegin(); }},
-      {"cancel_after_first_response",
-       [&] { client.CancelAfterFirstResponse(); }},
-      {"timeout_on_sleeping_server", [&] { client.TimeoutOnSleepingServer(); }},
-  };
+  CallbackClient callback_client(channel);
+  const std::map<std::string, std::function<void()>> cases =
+      callback ? Cases(&callback_client) : Cases(&client);
   auto it = cases.find(test_case);
   if (it == cases.end()) {
     std::cerr << "unknown --test_case " << test_case << "\n";

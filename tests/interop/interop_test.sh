@@ -1,11 +1,12 @@
 #!/bin/bash
 # Runs grpc's interop cases with CLIENT against SERVER, each case a separate
 # client invocation so that a failure names its case.
-#   interop_test.sh SERVER CLIENT [--use_tls MAKE_TEST_CERTS] CASE...
+#   interop_test.sh SERVER CLIENT [--callback] [--use_tls MAKE_TEST_CERTS] CASE...
 # The server starts on a port the kernel picks (--port=0), every wait is
 # bounded, and the server is killed at the end. With --use_tls,
 # MAKE_TEST_CERTS writes a test CA and a localhost server certificate that
-# the server serves and the client trusts (--ca_file).
+# the server serves and the client trusts (--ca_file). With --callback the
+# client runs the cases on the callback API.
 
 set -u
 
@@ -14,6 +15,11 @@ CLIENT="$2"
 shift 2
 TLS_SERVER_ARGS=()
 TLS_CLIENT_ARGS=()
+CLIENT_ARGS=()
+if [[ "${1:-}" == "--callback" ]]; then
+  CLIENT_ARGS=(--callback)
+  shift
+fi
 WORK="${TEST_TMPDIR:-$(mktemp -d)}"
 if [[ "${1:-}" == "--use_tls" ]]; then
   CERTS="$WORK/certs"
@@ -57,7 +63,7 @@ fi
 FAILED=()
 for test_case in "$@"; do
   if timeout 30 "$CLIENT" --server_host=127.0.0.1 --server_port="$PORT" \
-      "--test_case=$test_case" "${TLS_CLIENT_ARGS[@]}"; then
+      "--test_case=$test_case" "${CLIENT_ARGS[@]}" "${TLS_CLIENT_ARGS[@]}"; then
     echo "PASS $test_case"
   else
     echo "FAIL $test_case" >&2
