@@ -10,7 +10,8 @@
 // limits; bit 1 every call uncompressed; bit 2 a graceful close (GOAWAY)
 // after the input; bits 3-5: 0 all calls, 1-4 only the calls of one kind
 // (unary, client streaming, server streaming, bidi); bit 6 a slow server
-// (the client's output waits in 4 KiB of room, taken every fourth piece).
+// (the client's output waits in 4 KiB of room, taken every fourth piece);
+// bit 7 the calls in observer mode (the callback API's path: harness.h).
 // Octets 1-4 seed the split points; the rest is what the server sends, from
 // its SETTINGS on.
 // After the input: 30 s pass on the manual clock, the calls still open are
@@ -32,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rpc::fuzz::ClientHarnessOptions options;
   options.small_limits = (mode & 1) != 0;
   options.compress = (mode & 2) == 0;
+  options.observer = (mode & 128) != 0;
   const int kind = (mode >> 3) & 7;
   if (kind >= 1 && kind <= 4)
     options.only = static_cast<rpc::RpcType>(kind - 1);

@@ -291,6 +291,36 @@ EchoRequest Request(int call, int i) {
 
 }  // namespace
 
+namespace {
+
+// A callback-API reader for the fuzzer: parses every message on the loop and
+// reads each one late (two stay unread), then everything at the status.
+class FuzzObserver final : public internal::ClientCallObserver {
+ public:
+  explicit FuzzObserver(internal::ClientCall* call) : call_(call) {}
+  void LoopOnInitialMetadata() override {}
+  void LoopOnMessage(transport::SliceBuffer payload) override {
+    EchoResponse response;
+    (void)internal::Parse(payload, &response);
+    unread_.push_back(payload.size());
+    if (unread_.size() > 2) ReadOldest();
+  }
+  void LoopOnWriteCredit() override {}
+  void LoopOnStatus() override {
+    while (!unread_.empty()) ReadOldest();
+  }
+
+ private:
+  void ReadOldest() {
+    call_->LoopMessageConsumed(unread_.front());
+    unread_.erase(unread_.begin());
+  }
+  internal::ClientCall* const call_;  // Outlives its observer's use.
+  std::vector<size_t> unread_;
+};
+
+}  // namespace
+
 const std::vector<ClientHarness::CallSpec>& ClientHarness::Calls() {
   using compression::Encoding;
   static const auto* const calls = new std::vector<CallSpec>{
@@ -350,14 +380,30 @@ void ClientHarness::Start() {
         // loaded machine's delay before LoopStart does not change it.
         c == 0 ? absl::Now() + absl::Hours(1000) : absl::InfiniteFuture(),
         std::move(metadata), options);
+    if (options_.observer) {
+      observers_.push_back(std::make_unique<FuzzObserver>(call.get()));
+      call->SetObserver(observers_.back().get());
+    }
     // The channel's loop work for a call, done here on the harness's loop.
     call->LoopStart(transport_.get());
     for (int i = 0; i < spec.requests; ++i) {
+      if (options_.observer) {
+        transport::SliceBuffer payload;
+        (void)internal::Serialize(Request(static_cast<int>(c), i), &payload);
+        call->LoopSend(std::move(payload), false, /*no_compression=*/i == 1);
+        continue;
+      }
       transport::SliceBuffer payload;
       (void)internal::Serialize(Request(static_cast<int>(c), i), &payload);
       call->Write(std::move(payload), false);
     }
-    if (c + 1 < specs.size()) call->WritesDone();
+    if (c + 1 < specs.size()) {
+      if (options_.observer) {
+        call->LoopHalfClose();
+      } else {
+        call->WritesDone();
+      }
+    }
     calls_.push_back(std::move(call));
   }
 }
@@ -441,6 +487,7 @@ uint8_t ClientFuzzerMode(const ClientHarnessOptions& options) {
   if (options.only.has_value()) {
     mode |= static_cast<uint8_t>((static_cast<int>(*options.only) + 1) << 3);
   }
+  if (options.observer) mode |= 128;
   return mode;
 }
 

@@ -12,7 +12,11 @@
 //   * ClientHarness: a ClientTransport (a Channel's connection) carrying a
 //     fixed set of ClientCalls, one of each kind and with each request
 //     encoding (kCalls); the application side (reads, statuses) runs between
-//     loop iterations once a call has its status.
+//     loop iterations once a call has its status. With `observer` the calls
+//     run as the callback API runs them (ClientCallObserver on the loop, the
+//     steps LoopSend / LoopHalfClose): each keeps up to two messages unread
+//     before it reads the oldest, so the read bound's owed octets come back
+//     as the reader catches up.
 //
 // The fuzzers feed the peer's bytes to the endpoint piece by piece and call
 // Drain() after each; fuzz_corpus_gen joins a ClientHarness and a
@@ -151,6 +155,8 @@ struct ClientHarnessOptions {
   bool compress = true;
   // Only the calls of this kind.
   std::optional<RpcType> only;
+  // The calls in observer mode (the callback API's), see the file comment.
+  bool observer = false;
 };
 
 class ClientHarness final : public internal::ClientTransport::Host {
@@ -201,6 +207,9 @@ class ClientHarness final : public internal::ClientTransport::Host {
   internal::ClientCallOptions call_options_;
   std::unique_ptr<internal::ClientTransport> transport_;
   std::vector<std::shared_ptr<internal::ClientCall>> calls_;
+  // Observer mode: one per call, kept until the harness goes (the transport's
+  // destructor still ends calls through them).
+  std::vector<std::unique_ptr<internal::ClientCallObserver>> observers_;
   bool closed_ = false;
   size_t finished_ = 0;
   size_t ok_ = 0;

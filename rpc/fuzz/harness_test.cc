@@ -70,6 +70,36 @@ const Seed kSeeds[] = {
 // the recorded server bytes, replayed to a lone client, end every call but
 // the open one. So the checked-in seeds reach the handlers and statuses
 // (re-record them when this fails: see README.md).
+// The callback API's path (observer mode, reading late) ends the same calls
+// with the same statuses as the blocking path, from the same server bytes.
+TEST(HarnessTest, ObserverModeEndsTheSameCalls) {
+  for (const bool compress : {false, true}) {
+    SCOPED_TRACE(compress ? "compressed" : "plain");
+    const std::string to_client =
+        ReadSeed("client_transport", compress ? "all_compressed" : "all_plain");
+    ASSERT_GT(to_client.size(), 5u);
+    size_t finished[2], ok[2];
+    for (const bool observer : {false, true}) {
+      ClientHarnessOptions options;
+      options.compress = compress;
+      options.observer = observer;
+      auto loop = transport::EventLoop::CreateWithManualClock();
+      ASSERT_TRUE(loop.ok());
+      auto endpoint = transport::MemoryEndpoint::Create(loop->get());
+      transport::MemoryEndpoint* peer = endpoint.get();
+      ClientHarness client(loop->get(), std::move(endpoint), options);
+      client.Start();
+      peer->Deliver(std::string_view(to_client).substr(5));
+      client.Drain();
+      finished[observer] = client.finished();
+      ok[observer] = client.ok();
+    }
+    EXPECT_EQ(finished[1], finished[0]);
+    EXPECT_EQ(ok[1], ok[0]);
+    EXPECT_EQ(finished[1], 5u);  // All but the open bidi call.
+  }
+}
+
 TEST(HarnessTest, SeedsReplayToTheEnd) {
   for (const Seed& seed : kSeeds) {
     for (const bool compress : {false, true}) {

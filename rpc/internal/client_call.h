@@ -119,8 +119,7 @@ class ClientCallObserver {
   // The call has its status (Finish returns at once).
   virtual void LoopOnStatus() = 0;
 
- protected:
-  ~ClientCallObserver() = default;
+  virtual ~ClientCallObserver() = default;
 };
 
 class ClientCall : public std::enable_shared_from_this<ClientCall> {
