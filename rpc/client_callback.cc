@@ -1,8 +1,8 @@
 #include "rpc/client_callback.h"
 
 #include <atomic>
-#include <deque>
 #include <utility>
+#include <vector>
 
 #include "google/protobuf/message_lite.h"
 #include "rpc/client_stream.h"
@@ -215,13 +215,22 @@ class ClientReactorCall final
         continue;
       }
       if (read_target_ != nullptr && initial_done_ &&
-          (!queued_.empty() || status_ready_)) {
+          (queued_head_ < queued_.size() || status_ready_)) {
         google::protobuf::MessageLite* target = read_target_;
         read_target_ = nullptr;
         bool ok = false;
-        if (!queued_.empty()) {
-          transport::SliceBuffer payload = std::move(queued_.front());
-          queued_.pop_front();
+        if (queued_head_ < queued_.size()) {
+          transport::SliceBuffer payload = std::move(queued_[queued_head_]);
+          if (++queued_head_ == queued_.size()) {
+            queued_.clear();
+            queued_head_ = 0;
+          } else if (queued_head_ >= 16 && queued_head_ * 2 >= queued_.size()) {
+            // A reader that never quite catches up: drop the read slots.
+            queued_.erase(
+                queued_.begin(),
+                queued_.begin() + static_cast<ptrdiff_t>(queued_head_));
+            queued_head_ = 0;
+          }
           const size_t size = payload.size();
           ok = ParseFromSliceBuffer(payload, target);
           payload.Clear();
@@ -229,6 +238,7 @@ class ClientReactorCall final
           if (!ok) {
             LoopFail("error parsing response message");
             queued_.clear();
+            queued_head_ = 0;
           }
         }
         reactor_->OnReadDone(ok);
@@ -272,7 +282,10 @@ class ClientReactorCall final
   std::atomic<int> holds_{0};
 
   // Loop only.
-  std::deque<transport::SliceBuffer> queued_;  // Arrived, not yet read.
+  // Arrived, not yet read: queued_[queued_head_...] (a std::deque would
+  // allocate for every call, unary ones too).
+  std::vector<transport::SliceBuffer> queued_;
+  size_t queued_head_ = 0;
   google::protobuf::MessageLite* read_target_ = nullptr;  // StartRead's.
   Status status_;
   bool started_ = false;

@@ -116,7 +116,9 @@ class ClientReactor {
  public:
   virtual ~ClientReactor() = default;
 
-  virtual void OnDone(const Status& status) = 0;
+  // The reactions (the file comment), to override; the ones a kind never
+  // gets (OnReadDone of a unary call) are never called.
+  virtual void OnDone(const Status& /*status*/) {}
   virtual void OnReadInitialMetadataDone(bool /*ok*/) {}
   virtual void OnReadDone(bool /*ok*/) {}
   virtual void OnWriteDone(bool /*ok*/) {}
@@ -164,32 +166,23 @@ void CallbackUnaryCall(const std::shared_ptr<ChannelInterface>& channel,
 class ClientUnaryReactor : public internal::ClientReactor {
  public:
   void StartCall() { StartCallImpl(); }
-  void OnDone(const Status& /*status*/) override {}
-  void OnReadInitialMetadataDone(bool /*ok*/) override {}
 };
 
-// A server-streaming call's reactor (grpc::ClientReadReactor).
-template <typename Response>
-class ClientReadReactor : public internal::ClientReactor {
+namespace internal {
+
+// What every streaming reactor has: StartCall and the holds.
+class ClientStreamingReactor : public ClientReactor {
  public:
   void StartCall() { StartCallImpl(); }
-  // The next response message into *resp (alive until OnReadDone).
-  void StartRead(Response* resp) { StartReadImpl(resp); }
   void AddHold() { AddMultipleHolds(1); }
   void AddMultipleHolds(int holds) { AddHoldImpl(holds); }
   void RemoveHold() { RemoveHoldImpl(); }
-
-  void OnDone(const Status& /*status*/) override {}
-  void OnReadInitialMetadataDone(bool /*ok*/) override {}
-  void OnReadDone(bool /*ok*/) override {}
 };
 
-// A client-streaming call's reactor (grpc::ClientWriteReactor); the single
-// response goes to the Resp* given to the method.
+// The write side of the client-streaming and bidi reactors.
 template <typename Request>
-class ClientWriteReactor : public internal::ClientReactor {
+class ClientWritingReactor : public ClientStreamingReactor {
  public:
-  void StartCall() { StartCallImpl(); }
   void StartWrite(const Request* req) { StartWrite(req, WriteOptions()); }
   void StartWrite(const Request* req, WriteOptions options) {
     StartWriteImpl(*req, options);
@@ -200,39 +193,28 @@ class ClientWriteReactor : public internal::ClientReactor {
     StartWrite(req, options.set_last_message());
   }
   void StartWritesDone() { StartWritesDoneImpl(); }
-  void AddHold() { AddMultipleHolds(1); }
-  void AddMultipleHolds(int holds) { AddHoldImpl(holds); }
-  void RemoveHold() { RemoveHoldImpl(); }
-
-  void OnDone(const Status& /*status*/) override {}
-  void OnReadInitialMetadataDone(bool /*ok*/) override {}
-  void OnWriteDone(bool /*ok*/) override {}
-  void OnWritesDoneDone(bool /*ok*/) override {}
 };
+
+}  // namespace internal
+
+// A server-streaming call's reactor (grpc::ClientReadReactor).
+template <typename Response>
+class ClientReadReactor : public internal::ClientStreamingReactor {
+ public:
+  // The next response message into *resp (alive until OnReadDone).
+  void StartRead(Response* resp) { StartReadImpl(resp); }
+};
+
+// A client-streaming call's reactor (grpc::ClientWriteReactor); the single
+// response goes to the Resp* given to the method.
+template <typename Request>
+class ClientWriteReactor : public internal::ClientWritingReactor<Request> {};
 
 // A bidi-streaming call's reactor (grpc::ClientBidiReactor).
 template <typename Request, typename Response>
-class ClientBidiReactor : public internal::ClientReactor {
+class ClientBidiReactor : public internal::ClientWritingReactor<Request> {
  public:
-  void StartCall() { StartCallImpl(); }
-  void StartRead(Response* resp) { StartReadImpl(resp); }
-  void StartWrite(const Request* req) { StartWrite(req, WriteOptions()); }
-  void StartWrite(const Request* req, WriteOptions options) {
-    StartWriteImpl(*req, options);
-  }
-  void StartWriteLast(const Request* req, WriteOptions options) {
-    StartWrite(req, options.set_last_message());
-  }
-  void StartWritesDone() { StartWritesDoneImpl(); }
-  void AddHold() { AddMultipleHolds(1); }
-  void AddMultipleHolds(int holds) { AddHoldImpl(holds); }
-  void RemoveHold() { RemoveHoldImpl(); }
-
-  void OnDone(const Status& /*status*/) override {}
-  void OnReadInitialMetadataDone(bool /*ok*/) override {}
-  void OnReadDone(bool /*ok*/) override {}
-  void OnWriteDone(bool /*ok*/) override {}
-  void OnWritesDoneDone(bool /*ok*/) override {}
+  void StartRead(Response* resp) { this->StartReadImpl(resp); }
 };
 
 }  // namespace rpc

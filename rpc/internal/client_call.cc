@@ -64,6 +64,35 @@ void ClientCall::Post(transport::EventLoop::Task task) {
 
 // ---- Application thread ----
 
+Status ClientCall::Frame(transport::SliceBuffer payload, bool end,
+                         bool no_compression, PendingWrite* out) {
+  if (payload.size() > options_.max_send_message_size) {
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  "request message larger than max (" +
+                      std::to_string(payload.size()) + " vs. " +
+                      std::to_string(options_.max_send_message_size) + ")");
+  }
+  *out = PendingWrite{{}, end};
+  absl::Status s = no_compression
+                       ? WriteMessage(std::move(payload), false, &out->framed)
+                       : compressor_.Frame(std::move(payload), &out->framed);
+  if (!s.ok()) return FromAbslStatus(s);
+  Compact(&out->framed);
+  return Status::OK;
+}
+
+Status ClientCall::FrameFirst(transport::SliceBuffer* first, bool end,
+                              std::vector<PendingWrite>* writes) {
+  if (first == nullptr) {
+    if (end) writes->push_back(PendingWrite{{}, true});
+    return Status::OK;
+  }
+  PendingWrite w;
+  Status s = Frame(std::move(*first), end, false, &w);
+  if (s.ok()) writes->push_back(std::move(w));
+  return s;
+}
+
 void ClientCall::Start(transport::SliceBuffer* first, bool end) {
   if (loop_ == nullptr) {
     // Failed at its creation (ChannelImpl::CreateCall), before SetOnDone.
@@ -75,26 +104,9 @@ void ClientCall::Start(transport::SliceBuffer* first, bool end) {
     return;
   }
   std::vector<PendingWrite> writes;
-  if (first != nullptr) {
-    if (first->size() > options_.max_send_message_size) {
-      Post([self = shared_from_this()] {
-        self->LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
-                              "request message larger than max"));
-      });
-      return;
-    }
-    PendingWrite w{{}, end};
-    if (absl::Status s = compressor_.Frame(std::move(*first), &w.framed);
-        !s.ok()) {
-      Post([self = shared_from_this(), s] {
-        self->LoopFail(FromAbslStatus(s));
-      });
-      return;
-    }
-    Compact(&w.framed);
-    writes.push_back(std::move(w));
-  } else if (end) {
-    writes.push_back(PendingWrite{{}, true});
+  if (Status s = FrameFirst(first, end, &writes); !s.ok()) {
+    Post([self = shared_from_this(), s] { self->LoopFail(s); });
+    return;
   }
   writes_done_ = end;
   Post([self = shared_from_this(), writes = std::move(writes)]() mutable {
@@ -104,22 +116,9 @@ void ClientCall::Start(transport::SliceBuffer* first, bool end) {
 
 void ClientCall::LoopBegin(transport::SliceBuffer* first, bool end) {
   std::vector<PendingWrite> writes;
-  if (first != nullptr) {
-    PendingWrite w{{}, end};
-    if (first->size() > options_.max_send_message_size) {
-      LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
-                      "request message larger than max"));
-      return;
-    }
-    if (absl::Status s = compressor_.Frame(std::move(*first), &w.framed);
-        !s.ok()) {
-      LoopFail(FromAbslStatus(s));
-      return;
-    }
-    Compact(&w.framed);
-    writes.push_back(std::move(w));
-  } else if (end) {
-    writes.push_back(PendingWrite{{}, true});
+  if (Status s = FrameFirst(first, end, &writes); !s.ok()) {
+    LoopFail(s);
+    return;
   }
   LoopHandOver(std::move(writes));
 }
@@ -135,24 +134,15 @@ void ClientCall::LoopHandOver(std::vector<PendingWrite> writes) {
 
 bool ClientCall::Write(transport::SliceBuffer payload, bool end) {
   if (writes_done_) return false;
-  if (payload.size() > options_.max_send_message_size) {
-    Cancel(Status(StatusCode::RESOURCE_EXHAUSTED,
-                  "request message larger than max (" +
-                      std::to_string(payload.size()) + " vs. " +
-                      std::to_string(options_.max_send_message_size) + ")"));
-    return false;
-  }
   {
     absl::MutexLock lock(&mu_);
     if (has_status_) return false;
   }
-  PendingWrite w{{}, end};
-  if (absl::Status s = compressor_.Frame(std::move(payload), &w.framed);
-      !s.ok()) {
-    Cancel(FromAbslStatus(s));
+  PendingWrite w;
+  if (Status s = Frame(std::move(payload), end, false, &w); !s.ok()) {
+    Cancel(s);
     return false;
   }
-  Compact(&w.framed);
   if (!core_.AcquireWriteCredit(w.framed.size())) return false;
   writes_done_ = end;
   Post([self = shared_from_this(), w = std::move(w)]() mutable {
@@ -238,22 +228,11 @@ void ClientCall::LoopArmDeadline() {
 
 bool ClientCall::LoopSend(transport::SliceBuffer payload, bool end,
                           bool no_compression) {
-  if (payload.size() > options_.max_send_message_size) {
-    LoopFail(Status(StatusCode::RESOURCE_EXHAUSTED,
-                    "request message larger than max (" +
-                        std::to_string(payload.size()) + " vs. " +
-                        std::to_string(options_.max_send_message_size) + ")"));
+  PendingWrite w;
+  if (Status s = Frame(std::move(payload), end, no_compression, &w); !s.ok()) {
+    LoopFail(s);
     return false;
   }
-  PendingWrite w{{}, end};
-  absl::Status s = no_compression
-                       ? WriteMessage(std::move(payload), false, &w.framed)
-                       : compressor_.Frame(std::move(payload), &w.framed);
-  if (!s.ok()) {
-    LoopFail(FromAbslStatus(s));
-    return false;
-  }
-  Compact(&w.framed);
   // Counted before the write: TrackWrite may release it at once.
   loop_inflight_ += w.framed.size();
   LoopWrite(std::move(w));

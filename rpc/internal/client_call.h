@@ -246,9 +246,17 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
  private:
   struct PendingWrite {
     transport::SliceBuffer framed;
-    bool end;
+    bool end = false;
   };
   void Post(transport::EventLoop::Task task);
+  // A request message framed for the stream (compressed unless
+  // `no_compression`), or why it cannot be sent (over the max send size,
+  // compression error). Uses the compressor: the thread that writes.
+  Status Frame(transport::SliceBuffer payload, bool end, bool no_compression,
+               PendingWrite* out);
+  // Start's first write: `first` framed (when given), or only the end.
+  Status FrameFirst(transport::SliceBuffer* first, bool end,
+                    std::vector<PendingWrite>* writes);
   // Starts the deadline timer (or fails the call when the deadline passed).
   void LoopArmDeadline();
   void LoopWrite(PendingWrite write);
