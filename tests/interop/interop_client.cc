@@ -105,6 +105,47 @@ void SetTimeout(api::ClientContext* ctx, std::chrono::milliseconds timeout) {
   ctx->set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
+// Every call but timeout_on_sleeping_server gets a generous deadline so that
+// a hung peer fails the case instead of the test runner's timeout.
+void Bound(api::ClientContext* ctx) {
+  SetTimeout(ctx, std::chrono::seconds(20));
+}
+
+void CheckMetadata(const api::ClientContext& ctx, const std::string& initial,
+                   const std::string& trailing, const std::string& what) {
+  auto got_initial = Lookup(ctx.GetServerInitialMetadata(), kEchoInitial);
+  Check(got_initial == initial, what + ": initial metadata not echoed");
+  auto got_trailing = Lookup(ctx.GetServerTrailingMetadata(), kEchoTrailing);
+  Check(got_trailing == trailing, what + ": trailing metadata not echoed");
+}
+
+// The initial and trailing metadata of custom_metadata.
+constexpr char kInitialValue[] = "test_initial_metadata_value";
+const std::string& TrailingValue() {
+  static const std::string* const v =
+      new std::string("\x0a\x0b\x0a\x0b\x0a\x0b");
+  return *v;
+}
+
+// The messages of status_code_and_message and special_status_message.
+constexpr char kStatusMessage[] = "test status message";
+constexpr char kSpecialStatusMessage[] =
+    "\t\ntest with whitespace\r\nand Unicode BMP \xe2\x98\xba and non-BMP "
+    "\xf0\x9f\x98\x88\t\n";
+
+// large_unary's request (and custom_metadata's).
+SimpleRequest LargeRequest() {
+  SimpleRequest req;
+  req.set_response_size(314159);
+  req.mutable_payload()->set_body(std::string(271828, '\0'));
+  return req;
+}
+
+void AddEchoMetadata(api::ClientContext* ctx) {
+  ctx->AddMetadata(kEchoInitial, kInitialValue);
+  ctx->AddMetadata(kEchoTrailing, TrailingValue());
+}
+
 class Client {
  public:
   explicit Client(std::shared_ptr<api::Channel> channel)
@@ -122,9 +163,7 @@ class Client {
   void LargeUnary() {
     api::ClientContext ctx;
     Bound(&ctx);
-    SimpleRequest req;
-    req.set_response_size(314159);
-    req.mutable_payload()->set_body(std::string(271828, '\0'));
+    SimpleRequest req = LargeRequest();
     SimpleResponse resp;
     CheckOk(stub_->UnaryCall(&ctx, req, &resp), "UnaryCall");
     CheckZeros(resp.payload().body(), 314159, "UnaryCall");
@@ -194,16 +233,13 @@ class Client {
   }
 
   void CustomMetadata() {
-    const std::string initial = "test_initial_metadata_value";
-    const std::string trailing = "\x0a\x0b\x0a\x0b\x0a\x0b";
+    const std::string initial = kInitialValue;
+    const std::string& trailing = TrailingValue();
     {
       api::ClientContext ctx;
       Bound(&ctx);
-      ctx.AddMetadata(kEchoInitial, initial);
-      ctx.AddMetadata(kEchoTrailing, trailing);
-      SimpleRequest req;
-      req.set_response_size(314159);
-      req.mutable_payload()->set_body(std::string(271828, '\0'));
+      AddEchoMetadata(&ctx);
+      SimpleRequest req = LargeRequest();
       SimpleResponse resp;
       CheckOk(stub_->UnaryCall(&ctx, req, &resp), "UnaryCall");
       CheckZeros(resp.payload().body(), 314159, "UnaryCall");
@@ -212,8 +248,7 @@ class Client {
     {
       api::ClientContext ctx;
       Bound(&ctx);
-      ctx.AddMetadata(kEchoInitial, initial);
-      ctx.AddMetadata(kEchoTrailing, trailing);
+      AddEchoMetadata(&ctx);
       auto stream = stub_->FullDuplexCall(&ctx);
       StreamingOutputCallRequest req;
       req.add_response_parameters()->set_size(314159);
@@ -229,14 +264,8 @@ class Client {
     }
   }
 
-  void StatusCodeAndMessage() { EchoStatus("test status message", true); }
-
-  void SpecialStatusMessage() {
-    EchoStatus(
-        "\t\ntest with whitespace\r\nand Unicode BMP \xe2\x98\xba and non-BMP "
-        "\xf0\x9f\x98\x88\t\n",
-        false);
-  }
+  void StatusCodeAndMessage() { EchoStatus(kStatusMessage, true); }
+  void SpecialStatusMessage() { EchoStatus(kSpecialStatusMessage, false); }
 
   void UnimplementedMethod() {
     api::ClientContext ctx;
@@ -294,22 +323,6 @@ class Client {
   }
 
  private:
-  // Every call but timeout_on_sleeping_server gets a generous deadline so
-  // that a hung peer fails the case instead of the test runner's timeout.
-  static void Bound(api::ClientContext* ctx) {
-    SetTimeout(ctx, std::chrono::seconds(20));
-  }
-
-  static void CheckMetadata(const api::ClientContext& ctx,
-                            const std::string& initial,
-                            const std::string& trailing,
-                            const std::string& what) {
-    auto got_initial = Lookup(ctx.GetServerInitialMetadata(), kEchoInitial);
-    Check(got_initial == initial, what + ": initial metadata not echoed");
-    auto got_trailing = Lookup(ctx.GetServerTrailingMetadata(), kEchoTrailing);
-    Check(got_trailing == trailing, what + ": trailing metadata not echoed");
-  }
-
   // status_code_and_message / special_status_message: UnaryCall (and
   // FullDuplexCall when `streaming`) asked to answer UNKNOWN + `message`.
   void EchoStatus(const std::string& message, bool streaming) {
@@ -495,6 +508,17 @@ class Duplex final
   bool ended_ = false;
 };
 
+// The responses of a streaming call: one per size, all zeros.
+void CheckResponses(const std::vector<StreamingOutputCallResponse>& got,
+                    const std::vector<int>& sizes, const std::string& what) {
+  Check(got.size() == sizes.size(), what + ": " + std::to_string(got.size()) +
+                                        " responses, want " +
+                                        std::to_string(sizes.size()));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    CheckZeros(got[i].payload().body(), static_cast<size_t>(sizes[i]), what);
+  }
+}
+
 StreamingOutputCallRequest DuplexRequest(int response_size, int request_size) {
   StreamingOutputCallRequest req;
   if (response_size > 0) req.add_response_parameters()->set_size(response_size);
@@ -523,9 +547,7 @@ class CallbackClient {
   void LargeUnary() {
     api::ClientContext ctx;
     Bound(&ctx);
-    SimpleRequest req;
-    req.set_response_size(314159);
-    req.mutable_payload()->set_body(std::string(271828, '\0'));
+    SimpleRequest req = LargeRequest();
     SimpleResponse resp;
     // The reactor form (the other unary cases use the std::function one).
     class Unary final : public api::ClientUnaryReactor {
@@ -571,13 +593,9 @@ class CallbackClient {
     stub_->async()->StreamingOutputCall(&ctx, &req, &reader);
     reader.Go();
     CheckOk(reader.done.Wait(), "StreamingOutputCall");
-    Check(reader.got.size() == 4,
-          "StreamingOutputCall: " + std::to_string(reader.got.size()) +
-              " responses, want 4");
-    for (int i = 0; i < 4; ++i) {
-      CheckZeros(reader.got[i].payload().body(), kResponseSizes[i],
-                 "StreamingOutputCall");
-    }
+    CheckResponses(reader.got,
+                   {std::begin(kResponseSizes), std::end(kResponseSizes)},
+                   "StreamingOutputCall");
   }
 
   void PingPong() {
@@ -591,13 +609,9 @@ class CallbackClient {
     stub_->async()->FullDuplexCall(&ctx, &stream);
     stream.Go();
     CheckOk(stream.done.Wait(), "FullDuplexCall");
-    Check(stream.got.size() == 4,
-          "FullDuplexCall: " + std::to_string(stream.got.size()) +
-              " responses, want 4");
-    for (int i = 0; i < 4; ++i) {
-      CheckZeros(stream.got[i].payload().body(), kResponseSizes[i],
-                 "FullDuplexCall");
-    }
+    CheckResponses(stream.got,
+                   {std::begin(kResponseSizes), std::end(kResponseSizes)},
+                   "FullDuplexCall");
   }
 
   void EmptyStream() {
@@ -611,16 +625,13 @@ class CallbackClient {
   }
 
   void CustomMetadata() {
-    const std::string initial = "test_initial_metadata_value";
-    const std::string trailing = "\x0a\x0b\x0a\x0b\x0a\x0b";
+    const std::string initial = kInitialValue;
+    const std::string& trailing = TrailingValue();
     {
       api::ClientContext ctx;
       Bound(&ctx);
-      ctx.AddMetadata(kEchoInitial, initial);
-      ctx.AddMetadata(kEchoTrailing, trailing);
-      SimpleRequest req;
-      req.set_response_size(314159);
-      req.mutable_payload()->set_body(std::string(271828, '\0'));
+      AddEchoMetadata(&ctx);
+      SimpleRequest req = LargeRequest();
       SimpleResponse resp;
       Done done;
       stub_->async()->UnaryCall(&ctx, &req, &resp,
@@ -631,26 +642,18 @@ class CallbackClient {
     }
     api::ClientContext ctx;
     Bound(&ctx);
-    ctx.AddMetadata(kEchoInitial, initial);
-    ctx.AddMetadata(kEchoTrailing, trailing);
+    AddEchoMetadata(&ctx);
     Duplex stream(&ctx, {DuplexRequest(314159, 271828)},
                   Duplex::Mode::kPingPong);
     stub_->async()->FullDuplexCall(&ctx, &stream);
     stream.Go();
     CheckOk(stream.done.Wait(), "FullDuplexCall");
-    Check(stream.got.size() == 1, "FullDuplexCall: want one response");
-    CheckZeros(stream.got[0].payload().body(), 314159, "FullDuplexCall");
+    CheckResponses(stream.got, {314159}, "FullDuplexCall");
     CheckMetadata(ctx, initial, trailing, "FullDuplexCall");
   }
 
-  void StatusCodeAndMessage() { EchoStatus("test status message", true); }
-
-  void SpecialStatusMessage() {
-    EchoStatus(
-        "\t\ntest with whitespace\r\nand Unicode BMP \xe2\x98\xba and non-BMP "
-        "\xf0\x9f\x98\x88\t\n",
-        false);
-  }
+  void StatusCodeAndMessage() { EchoStatus(kStatusMessage, true); }
+  void SpecialStatusMessage() { EchoStatus(kSpecialStatusMessage, false); }
 
   void UnimplementedMethod() {
     api::ClientContext ctx;
@@ -696,8 +699,7 @@ class CallbackClient {
     stream.Go();
     CheckCode(stream.done.Wait(), api::StatusCode::CANCELLED,
               "FullDuplexCall cancelled after first response");
-    Check(stream.got.size() == 1, "FullDuplexCall: want one response");
-    CheckZeros(stream.got[0].payload().body(), 31415, "FullDuplexCall");
+    CheckResponses(stream.got, {31415}, "FullDuplexCall");
   }
 
   void TimeoutOnSleepingServer() {
@@ -711,20 +713,6 @@ class CallbackClient {
   }
 
  private:
-  static void Bound(api::ClientContext* ctx) {
-    SetTimeout(ctx, std::chrono::seconds(20));
-  }
-
-  static void CheckMetadata(const api::ClientContext& ctx,
-                            const std::string& initial,
-                            const std::string& trailing,
-                            const std::string& what) {
-    auto got_initial = Lookup(ctx.GetServerInitialMetadata(), kEchoInitial);
-    Check(got_initial == initial, what + ": initial metadata not echoed");
-    auto got_trailing = Lookup(ctx.GetServerTrailingMetadata(), kEchoTrailing);
-    Check(got_trailing == trailing, what + ": trailing metadata not echoed");
-  }
-
   void EchoStatus(const std::string& message, bool streaming) {
     {
       api::ClientContext ctx;
