@@ -1,25 +1,32 @@
 #!/bin/bash
 # Runs grpc's interop cases with CLIENT against SERVER, each case a separate
 # client invocation so that a failure names its case.
-#   interop_test.sh SERVER CLIENT [--callback] [--use_tls MAKE_TEST_CERTS] CASE...
+#   interop_test.sh SERVER CLIENT [--server_flag FLAG | --client_flag FLAG]...
+#       [--use_tls MAKE_TEST_CERTS] CASE...
 # The server starts on a port the kernel picks (--port=0), every wait is
 # bounded, and the server is killed at the end. With --use_tls,
 # MAKE_TEST_CERTS writes a test CA and a localhost server certificate that
-# the server serves and the client trusts (--ca_file). With --callback the
-# client runs the cases on the callback API.
+# the server serves and the client trusts (--ca_file). --server_flag and
+# --client_flag pass one more flag to the server or to every client run
+# (--callback: that side on the callback API).
 
 set -u
 
 SERVER="$1"
 CLIENT="$2"
 shift 2
+SERVER_FLAGS=()
+CLIENT_FLAGS=()
+while [[ "${1:-}" == "--server_flag" || "${1:-}" == "--client_flag" ]]; do
+  if [[ "$1" == "--server_flag" ]]; then
+    SERVER_FLAGS+=("$2")
+  else
+    CLIENT_FLAGS+=("$2")
+  fi
+  shift 2
+done
 TLS_SERVER_ARGS=()
 TLS_CLIENT_ARGS=()
-CLIENT_ARGS=()
-if [[ "${1:-}" == "--callback" ]]; then
-  CLIENT_ARGS=(--callback)
-  shift
-fi
 WORK="${TEST_TMPDIR:-$(mktemp -d)}"
 if [[ "${1:-}" == "--use_tls" ]]; then
   CERTS="$WORK/certs"
@@ -45,7 +52,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$SERVER" --port=0 "${TLS_SERVER_ARGS[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
+"$SERVER" --port=0 "${SERVER_FLAGS[@]}" "${TLS_SERVER_ARGS[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
 SERVER_PID=$!
 PORT=""
 for _ in $(seq 100); do
@@ -63,7 +70,7 @@ fi
 FAILED=()
 for test_case in "$@"; do
   if timeout 30 "$CLIENT" --server_host=127.0.0.1 --server_port="$PORT" \
-      "--test_case=$test_case" "${CLIENT_ARGS[@]}" "${TLS_CLIENT_ARGS[@]}"; then
+      "--test_case=$test_case" "${CLIENT_FLAGS[@]}" "${TLS_CLIENT_ARGS[@]}"; then
     echo "PASS $test_case"
   else
     echo "FAIL $test_case" >&2
