@@ -58,9 +58,14 @@ class ClientReactorCall final
     Run([](ClientReactorCall* c) { c->LoopStartWritesDone(); });
   }
   void AddHolds(int n) { holds_.fetch_add(n, std::memory_order_relaxed); }
+  // On the loop, in order with the operations made before it: a StartRead
+  // then RemoveHold from another thread must not let OnDone in between.
   void RemoveHold() {
-    if (holds_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    Run([](ClientReactorCall* c) { c->LoopDeliver(); });
+    Run([](ClientReactorCall* c) {
+      if (c->holds_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        c->LoopDeliver();
+      }
+    });
   }
 
   // ---- ClientCallObserver (loop thread) ----
@@ -93,7 +98,13 @@ class ClientReactorCall final
     write_ok_ = true;
     LoopDeliver();
   }
-  void LoopOnStatus() override {
+  void LoopOnStatus(bool clean) override {
+    if (!clean) {
+      // Cancelled, reset, past its deadline: a read now ends the stream,
+      // as a blocking Read does.
+      queued_.clear();
+      queued_head_ = 0;
+    }
     status_ = ctx_->FinishCall();  // Does not wait: the call has its status.
     if (status_.ok() && (kind_ == ClientReactorKind::kUnary ||
                          kind_ == ClientReactorKind::kClientStreaming)) {
@@ -139,7 +150,7 @@ class ClientReactorCall final
     started_ = true;
     if (call_->loop() == nullptr) {
       // The call failed at its creation: its status is there.
-      LoopOnStatus();
+      LoopOnStatus(/*clean=*/false);
       return;
     }
     const bool end = kind_ == ClientReactorKind::kUnary ||

@@ -384,6 +384,7 @@ class StreamReader final : public ClientReadReactor<EchoResponse> {
     log->Leave();
     log->done.Notify();
   }
+  void Cancel() { ctx_.TryCancel(); }
   // From another thread, once paused: read the rest.
   void Resume() {
     StartRead(&resp_);
@@ -457,6 +458,24 @@ TEST_P(ClientCallbackTest, SlowReaderHoldsTheServerBackAndHoldsDelayOnDone) {
   ASSERT_TRUE(log.Wait());
   EXPECT_TRUE(log.status.ok()) << log.status;
   EXPECT_EQ(log.events.back(), "done " + std::to_string(kCount));
+}
+
+// A cancelled call's unread messages are gone: the next read ends the
+// stream (as a blocking Read after TryCancel), though many had arrived.
+TEST_P(ClientCallbackTest, CancelDropsUnreadMessages) {
+  Log log;
+  EchoRequest req;
+  req.set_count(100000);  // 100 MiB: more than any window lets through.
+  req.set_response_size(1 << 10);
+  auto* r = new StreamReader(stub_.get(), req, &log, /*pause_after=*/1);
+  ASSERT_TRUE(WaitUntil([&] { return r->paused_.load(); }));
+  ASSERT_TRUE(WaitUntil([&] { return counters_.written.load() >= 100; }));
+  RoundTrip();  // What the server wrote before has reached the client.
+  r->Cancel();
+  r->Resume();  // Posted after the cancel: its read sees the call ended.
+  ASSERT_TRUE(log.Wait());
+  EXPECT_EQ(log.status.error_code(), StatusCode::CANCELLED);
+  EXPECT_EQ(log.events, (std::vector<std::string>{"initial", "end", "done 1"}));
 }
 
 class HeldReader final : public ClientReadReactor<EchoResponse> {

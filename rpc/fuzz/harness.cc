@@ -306,7 +306,7 @@ class FuzzObserver final : public internal::ClientCallObserver {
     if (unread_.size() > 2) ReadOldest();
   }
   void LoopOnWriteCredit() override {}
-  void LoopOnStatus() override {
+  void LoopOnStatus(bool /*clean*/) override {
     while (!unread_.empty()) ReadOldest();
   }
 

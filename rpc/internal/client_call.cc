@@ -619,7 +619,7 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   if (observer_ != nullptr) {
     // Last: its reactions may end every other reference to the call.
     std::shared_ptr<ClientCall> keep = shared_from_this();
-    observer_->LoopOnStatus();
+    observer_->LoopOnStatus(clean);
   }
 }
 

@@ -116,8 +116,10 @@ class ClientCallObserver {
   virtual void LoopOnMessage(transport::SliceBuffer payload) = 0;
   // The requests written so far left the Connection's queue.
   virtual void LoopOnWriteCredit() = 0;
-  // The call has its status (Finish returns at once).
-  virtual void LoopOnStatus() = 0;
+  // The call has its status (Finish returns at once); `clean`: the server
+  // ended it (trailers), so the messages it sent before stay readable; else
+  // (cancelled, reset, deadline, failed) unread ones are dropped.
+  virtual void LoopOnStatus(bool clean) = 0;
 
   virtual ~ClientCallObserver() = default;
 };
