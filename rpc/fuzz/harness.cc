@@ -341,6 +341,10 @@ ClientHarness::ClientHarness(transport::EventLoop* loop,
   QuietProtobuf();
   call_options_.write_bound = SIZE_MAX;  // Writes never wait.
   call_options_.compression_threshold = 0;
+  // A transparent retry goes back to the call's channel, which here is only
+  // the header source (HeaderChannel, on a loop of its own): a refused
+  // attempt fails instead (crash_retry_reaches_the_header_channel).
+  call_options_.transparent_retry = false;
   if (options.small_limits) {
     call_options_.max_receive_message_size = 1 << 10;
     call_options_.read_bound = 2 << 10;
