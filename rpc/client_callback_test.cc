@@ -798,8 +798,11 @@ class Misuser final : public ClientBidiReactor<EchoRequest, EchoResponse> {
     ctx_.set_deadline(absl::Now() + absl::Seconds(30));
     stub->async()->Bidi(&ctx_, this);
     StartWrite(&req_);
+    // Once started the call may end and delete this reactor at any time
+    // (the other mistakes are made in a reaction): `m`, not `m_`. With
+    // kStartTwice the call cannot end before the second StartCall.
     StartCall();
-    if (m_ == Mistake::kStartTwice) StartCall();
+    if (m == Mistake::kStartTwice) StartCall();
   }
   void OnWriteDone(bool ok) override {
     log_->Add(ok ? "write" : "write failed");
