@@ -12,6 +12,7 @@
 #include "rpc/credentials.h"        // IWYU pragma: export
 #include "rpc/server.h"             // IWYU pragma: export
 #include "rpc/server_builder.h"     // IWYU pragma: export
+#include "rpc/server_callback.h"    // IWYU pragma: export
 #include "rpc/server_context.h"     // IWYU pragma: export
 #include "rpc/server_stream.h"      // IWYU pragma: export
 #include "rpc/service.h"            // IWYU pragma: export

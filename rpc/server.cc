@@ -76,6 +76,9 @@ class Server::Impl final : private internal::ServerConnection::Host {
     return options_.limits;
   }
   void OnConnectionClosed(internal::ServerConnection* connection) override;
+  std::atomic<int>* live_callback_calls() override {
+    return &live_callback_calls_;
+  }
 
   const internal::ServerOptions options_;
   absl::flat_hash_map<std::string, const Service::Method*> methods_;
@@ -86,6 +89,8 @@ class Server::Impl final : private internal::ServerConnection::Host {
   std::vector<int> ports_;
   std::atomic<size_t> next_loop_{0};
   std::atomic<int> num_connections_{0};
+  // Callback calls whose reactor has not had OnDone (Shutdown waits).
+  std::atomic<int> live_callback_calls_{0};
   std::atomic<bool> shutting_down_{false};
   absl::Mutex shutdown_mu_;
   bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
@@ -267,11 +272,10 @@ const Service::Method* Server::Impl::FindMethod(std::string_view path) {
 
 void Server::Impl::Dispatch(std::shared_ptr<internal::ServerCall> call) {
   // Callback handlers return at once: they run inline on this loop thread
-  // (their request is complete, so reading it does not wait) and never hold
-  // or grow the worker pool.
-  if (call->method()->async_handler) {
+  // and never hold or grow the worker pool.
+  if (call->method()->callback_handler) {
     const Service::Method* method = call->method();
-    method->async_handler(std::move(call));
+    method->callback_handler(std::move(call));
     return;
   }
   DispatchToWorker(std::move(call));
@@ -395,6 +399,11 @@ void Server::Impl::Shutdown(absl::Time deadline) {
     // server is destroyed, after its loops.
     workers_->Shutdown();
     ForEachLoop([](LoopState* state) { state->connections.clear(); });
+    // Their calls are cancelled: reactors finish from the loops (or their
+    // own threads, through the loops), which run until every OnDone came.
+    while (live_callback_calls_.load(std::memory_order_acquire) > 0) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
     loops_.reset();
   }
   shutdown_done_.Notify();

@@ -51,27 +51,5 @@ bool ServerCallBase::Read(google::protobuf::MessageLite* msg) {
   return true;
 }
 
-AsyncUnaryCallBase::AsyncUnaryCallBase(std::shared_ptr<ServerCall> call)
-    : ctx_(std::move(call)) {}
-
-AsyncUnaryCallBase::~AsyncUnaryCallBase() = default;
-
-bool AsyncUnaryCallBase::ReadRequest(google::protobuf::MessageLite* request) {
-  Status s = ServerCallBase::ReadSingleRequest(&ctx_, request);
-  if (s.ok()) return true;
-  ctx_.call()->Finish(s, ctx_.mutable_initial_metadata(),
-                      ctx_.mutable_trailing_metadata());
-  delete this;
-  return false;
-}
-
-void AsyncUnaryCallBase::Finish(const Status& status,
-                                const google::protobuf::MessageLite& response) {
-  if (status.ok()) ServerCallBase::WriteResponse(&ctx_, response);
-  ctx_.call()->Finish(status, ctx_.mutable_initial_metadata(),
-                      ctx_.mutable_trailing_metadata());
-  delete this;
-}
-
 }  // namespace internal
 }  // namespace rpc

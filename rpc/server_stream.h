@@ -21,8 +21,6 @@
 #ifndef RPC_SERVER_STREAM_H_
 #define RPC_SERVER_STREAM_H_
 
-#include <functional>
-#include <memory>
 #include <utility>
 
 #include "rpc/server_context.h"
@@ -70,29 +68,6 @@ class ServerCallBase {
 
  private:
   ServerContext* const ctx_;
-};
-
-// The state of one callback unary call (RunAsyncUnary), alive from the
-// request to `done`.
-class AsyncUnaryCallBase {
- public:
-  virtual ~AsyncUnaryCallBase();
-  AsyncUnaryCallBase(const AsyncUnaryCallBase&) = delete;
-  AsyncUnaryCallBase& operator=(const AsyncUnaryCallBase&) = delete;
-
- protected:
-  explicit AsyncUnaryCallBase(std::shared_ptr<ServerCall> call);
-  ServerContext* context() { return &ctx_; }
-  // Reads the request into *request; when there is none (or it does not
-  // parse), finishes the call with that status, deletes this and returns
-  // false.
-  bool ReadRequest(google::protobuf::MessageLite* request);
-  // Sends `response` when `status` is OK, then the status; deletes this.
-  void Finish(const Status& status,
-              const google::protobuf::MessageLite& response);
-
- private:
-  ServerContext ctx_;
 };
 
 }  // namespace internal
@@ -162,30 +137,6 @@ template <typename Req, typename Resp, typename F>
 Status RunBidiStreaming(ServerContext* ctx, F&& fn) {
   ServerReaderWriter<Resp, Req> stream(ctx);
   return fn(ctx, &stream);
-}
-
-// The asynchronous unary form (CallbackService): `fn(ServerContext*, const
-// Req*, Resp*, std::function<void(Status)> done)` returns at once; `done`
-// (called once, from any thread) sends *resp (when OK) and the status. The
-// context, request and response live until then.
-template <typename Req, typename Resp, typename F>
-void RunAsyncUnary(std::shared_ptr<ServerCall> call, F&& fn) {
-  class State final : public AsyncUnaryCallBase {
-   public:
-    explicit State(std::shared_ptr<ServerCall> c)
-        : AsyncUnaryCallBase(std::move(c)) {}
-    void Run(F& fn) {
-      if (!ReadRequest(&req_)) return;  // Finished: `this` is gone.
-      fn(context(), &req_, &resp_,
-         std::function<void(Status)>(
-             [this](const Status& status) { Finish(status, resp_); }));
-    }
-
-   private:
-    Req req_;
-    Resp resp_;
-  };
-  (new State(std::move(call)))->Run(fn);
 }
 
 }  // namespace internal

@@ -37,18 +37,18 @@ class Service {
   // responses through the context's call, and returns the status that the
   // server sends in the trailers.
   using Handler = std::function<Status(ServerContext*)>;
-  // The asynchronous form: starts the call and returns at once without a
-  // status; the call is finished later (from any thread) through its
-  // ServerCall. Unary only; runs inline on the connection's loop thread once
-  // the request is complete, so it must not block.
-  using AsyncHandler =
+  // The callback form (rpc/server_callback.h): runs inline on the
+  // connection's loop thread, at the request headers (client and bidi
+  // streaming) or once the request is complete (unary and server streaming),
+  // creates the call's reactor and returns at once.
+  using CallbackHandler =
       std::function<void(std::shared_ptr<internal::ServerCall>)>;
 
   struct Method {
     std::string path;  // "/package.Service/Method"
     RpcType type;
-    Handler handler;             // Set for synchronous methods,
-    AsyncHandler async_handler;  // or this for asynchronous ones.
+    Handler handler;                   // Set for synchronous methods,
+    CallbackHandler callback_handler;  // or this for callback ones.
   };
 
   Service() = default;
@@ -62,11 +62,12 @@ class Service {
 
  protected:
   // For generated code. A method added again under the same path replaces
-  // the earlier one (CallbackService replaces the blocking unary handlers).
+  // the earlier one (WithCallbackMethod_X replaces the blocking handler).
   void AddMethod(std::string path, RpcType type, Handler handler) {
     Put(Method{std::move(path), type, std::move(handler), nullptr});
   }
-  void AddAsyncMethod(std::string path, RpcType type, AsyncHandler handler) {
+  void AddCallbackMethod(std::string path, RpcType type,
+                         CallbackHandler handler) {
     Put(Method{std::move(path), type, nullptr, std::move(handler)});
   }
 

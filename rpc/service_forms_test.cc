@@ -1,6 +1,7 @@
 // Services beyond the generated blocking form: a CallbackService (answers
-// later, from another thread) and a hand-registered raw method (answers bytes
-// that do not parse).
+// later, from another thread), a blocking service with one method in callback
+// form (WithCallbackMethod_Echo), and a hand-registered raw method (answers
+// bytes that do not parse).
 
 #include <atomic>
 #include <functional>
@@ -45,19 +46,22 @@ class CallbackEcho final : public EchoService::CallbackService {
   ~CallbackEcho() override {
     for (auto& t : threads_) t.join();
   }
-  void Echo(ServerContext* ctx, const EchoRequest* req, EchoResponse* resp,
-            std::function<void(Status)> done) override {
+  ServerUnaryReactor* Echo(CallbackServerContext* ctx, const EchoRequest* req,
+                           EchoResponse* resp) override {
     ctx->AddTrailingMetadata("x-async", "yes");
+    ServerUnaryReactor* reactor = ctx->DefaultReactor();
     absl::MutexLock lock(&mu_);
-    threads_.emplace_back([req, resp, done = std::move(done)] {
+    threads_.emplace_back([req, resp, reactor] {
       absl::SleepFor(absl::Milliseconds(req->sleep_ms()));
       if (req->status_code() != 0) {
-        done(Status(static_cast<StatusCode>(req->status_code()), "async"));
+        reactor->Finish(
+            Status(static_cast<StatusCode>(req->status_code()), "async"));
         return;
       }
       resp->set_message("async " + req->message());
-      done(Status::OK);
+      reactor->Finish(Status::OK);
     });
+    return reactor;
   }
 
  private:
@@ -101,7 +105,7 @@ TEST(CallbackServiceTest, UnaryAnsweredLater) {
     EchoResponse resp;
     EXPECT_EQ(stub->Echo(&ctx, req, &resp).error_code(), StatusCode::ABORTED);
   }
-  // The streaming methods keep their blocking defaults.
+  // The methods it does not override answer UNIMPLEMENTED.
   ClientContext ctx;
   ctx.set_deadline(absl::Now() + absl::Seconds(10));
   auto reader = stub->ServerStream(&ctx, EchoRequest());
@@ -112,12 +116,15 @@ TEST(CallbackServiceTest, UnaryAnsweredLater) {
 
 // Callback unary handlers answering at once, beside a blocking Bidi that
 // echoes until its client half-closes.
-class InlineEcho final : public EchoService::CallbackService {
+class InlineEcho final
+    : public EchoService::WithCallbackMethod_Echo<EchoService::Service> {
  public:
-  void Echo(ServerContext*, const EchoRequest* req, EchoResponse* resp,
-            std::function<void(Status)> done) override {
+  ServerUnaryReactor* Echo(CallbackServerContext* ctx, const EchoRequest* req,
+                           EchoResponse* resp) override {
     resp->set_message(req->message());
-    done(Status::OK);
+    ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    reactor->Finish(Status::OK);
+    return reactor;
   }
   Status Bidi(ServerContext*,
               ServerReaderWriter<EchoResponse, EchoRequest>* stream) override {

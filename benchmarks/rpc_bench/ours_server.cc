@@ -49,13 +49,16 @@ class EchoImpl final : public rpcbench::Echo::Service {
 };
 
 // Unary answers at once in the callback form.
-class CallbackEchoImpl final : public rpcbench::Echo::CallbackService {
+class CallbackEchoImpl final
+    : public rpcbench::Echo::WithCallbackMethod_Unary<rpcbench::Echo::Service> {
  public:
-  void Unary(rpc::ServerContext*, const rpcbench::EchoMessage* req,
-             rpcbench::EchoMessage* resp,
-             std::function<void(rpc::Status)> done) override {
+  rpc::ServerUnaryReactor* Unary(rpc::CallbackServerContext* ctx,
+                                 const rpcbench::EchoMessage* req,
+                                 rpcbench::EchoMessage* resp) override {
     resp->set_payload(req->payload());
-    done(rpc::Status::OK);
+    rpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    reactor->Finish(rpc::Status::OK);
+    return reactor;
   }
   rpc::Status Stream(rpc::ServerContext* ctx, EchoStream* stream) override {
     return EchoAll(ctx, stream);

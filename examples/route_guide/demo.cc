@@ -1,13 +1,17 @@
 // One-process route_guide demo: a RouteGuide server on a free port and a
 // client making one call of each kind, printing what they exchanged.
-//   ./bazelw run //examples/route_guide:demo
+//   ./bazelw run //examples/route_guide:demo [-- --callback_server]
+// --callback_server serves RouteGuideCallbackImpl (the callback API) instead
+// of the blocking RouteGuideImpl.
 
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "examples/route_guide/route_guide.rpc.pb.h"
+#include "examples/route_guide/route_guide_callback_server.h"
 #include "examples/route_guide/route_guide_service.h"
 #include "rpc/rpc.h"
 
@@ -120,17 +124,25 @@ bool RouteChat(RouteGuide::Stub* stub) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  bool callback_server = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--callback_server") == 0) callback_server = true;
+  }
   routeguide::RouteGuideImpl service;
+  routeguide::RouteGuideCallbackImpl callback_service;
   int port = 0;
   std::unique_ptr<rpc::Server> server =
       rpc::ServerBuilder()
           .AddListeningPort("127.0.0.1:0", rpc::InsecureServerCredentials(),
                             &port)
-          .RegisterService(&service)
+          .RegisterService(callback_server
+                               ? static_cast<rpc::Service*>(&callback_service)
+                               : &service)
           .BuildAndStart();
   if (server == nullptr) return 1;
-  std::cout << "server listening on 127.0.0.1:" << port << "\n";
+  std::cout << (callback_server ? "callback " : "")
+            << "server listening on 127.0.0.1:" << port << "\n";
   auto stub = RouteGuide::NewStub(rpc::CreateChannel(
       "127.0.0.1:" + std::to_string(port), rpc::InsecureChannelCredentials()));
   bool ok = GetFeature(stub.get());

@@ -1,5 +1,6 @@
 // The RouteGuide implementation for the example: a small built-in table of
 // features (made-up places), the four methods in their blocking forms.
+// route_guide_callback_server.h serves the same on the callback API.
 
 #ifndef EXAMPLES_ROUTE_GUIDE_ROUTE_GUIDE_SERVICE_H_
 #define EXAMPLES_ROUTE_GUIDE_ROUTE_GUIDE_SERVICE_H_
@@ -59,81 +60,16 @@ inline double DistanceMeters(const Point& a, const Point& b) {
   return kRadius * 2 * std::atan2(std::sqrt(h), std::sqrt(1 - h));
 }
 
-class RouteGuideImpl final : public RouteGuide::Service {
+// The state and rules both implementations share (the blocking one below,
+// the callback one in route_guide_callback_server.h): the features, the
+// notes each location received, and a route's summary.
+class RouteGuideData {
  public:
-  RouteGuideImpl() : features_(ExampleFeatures()) {}
+  RouteGuideData() : features_(ExampleFeatures()) {}
 
-  rpc::Status GetFeature(rpc::ServerContext*, const Point* point,
-                         Feature* feature) override {
-    *feature->mutable_location() = *point;
-    feature->set_name(NameAt(*point));
-    return rpc::Status::OK;
-  }
+  const std::vector<Feature>& features() const { return features_; }
 
-  rpc::Status ListFeatures(rpc::ServerContext*, const Rectangle* rect,
-                           rpc::ServerWriter<Feature>* writer) override {
-    const int32_t left =
-        std::min(rect->lo().longitude(), rect->hi().longitude());
-    const int32_t right =
-        std::max(rect->lo().longitude(), rect->hi().longitude());
-    const int32_t bottom =
-        std::min(rect->lo().latitude(), rect->hi().latitude());
-    const int32_t top = std::max(rect->lo().latitude(), rect->hi().latitude());
-    for (const Feature& f : features_) {
-      const Point& p = f.location();
-      if (p.longitude() >= left && p.longitude() <= right &&
-          p.latitude() >= bottom && p.latitude() <= top) {
-        if (!writer->Write(f)) break;
-      }
-    }
-    return rpc::Status::OK;
-  }
-
-  rpc::Status RecordRoute(rpc::ServerContext*, rpc::ServerReader<Point>* reader,
-                          RouteSummary* summary) override {
-    const auto start = std::chrono::steady_clock::now();
-    Point point, previous;
-    int points = 0, features = 0;
-    double distance = 0;
-    while (reader->Read(&point)) {
-      if (points > 0) distance += DistanceMeters(previous, point);
-      if (!NameAt(point).empty()) ++features;
-      previous = point;
-      ++points;
-    }
-    summary->set_point_count(points);
-    summary->set_feature_count(features);
-    summary->set_distance(static_cast<int32_t>(distance));
-    summary->set_elapsed_time(
-        static_cast<int32_t>(std::chrono::duration_cast<std::chrono::seconds>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count()));
-    return rpc::Status::OK;
-  }
-
-  rpc::Status RouteChat(
-      rpc::ServerContext*,
-      rpc::ServerReaderWriter<RouteNote, RouteNote>* stream) override {
-    RouteNote note;
-    while (stream->Read(&note)) {
-      std::vector<RouteNote> earlier;
-      {
-        absl::MutexLock lock(&mu_);
-        auto& at = notes_[Key(note.location())];
-        earlier = at;
-        at.push_back(note);
-      }
-      for (const RouteNote& n : earlier) {
-        if (!stream->Write(n)) return rpc::Status::OK;
-      }
-    }
-    return rpc::Status::OK;
-  }
-
- private:
-  static std::pair<int32_t, int32_t> Key(const Point& p) {
-    return {p.latitude(), p.longitude()};
-  }
+  // The feature's name at `p` ("" when none).
   std::string NameAt(const Point& p) const {
     for (const Feature& f : features_) {
       if (f.location().latitude() == p.latitude() &&
@@ -144,10 +80,105 @@ class RouteGuideImpl final : public RouteGuide::Service {
     return "";
   }
 
+  static bool InRectangle(const Rectangle& rect, const Point& p) {
+    const int32_t left = std::min(rect.lo().longitude(), rect.hi().longitude());
+    const int32_t right =
+        std::max(rect.lo().longitude(), rect.hi().longitude());
+    const int32_t bottom = std::min(rect.lo().latitude(), rect.hi().latitude());
+    const int32_t top = std::max(rect.lo().latitude(), rect.hi().latitude());
+    return p.longitude() >= left && p.longitude() <= right &&
+           p.latitude() >= bottom && p.latitude() <= top;
+  }
+
+  // Stores `note` and returns the notes sent to its location before it.
+  std::vector<RouteNote> AddNote(const RouteNote& note) {
+    absl::MutexLock lock(&mu_);
+    auto& at =
+        notes_[{note.location().latitude(), note.location().longitude()}];
+    std::vector<RouteNote> earlier = at;
+    at.push_back(note);
+    return earlier;
+  }
+
+  // Sums up a route point by point.
+  class Route {
+   public:
+    explicit Route(const RouteGuideData* data)
+        : data_(data), start_(std::chrono::steady_clock::now()) {}
+    void Add(const Point& point) {
+      if (points_ > 0) distance_ += DistanceMeters(previous_, point);
+      if (!data_->NameAt(point).empty()) ++features_;
+      previous_ = point;
+      ++points_;
+    }
+    void Summarize(RouteSummary* summary) const {
+      summary->set_point_count(points_);
+      summary->set_feature_count(features_);
+      summary->set_distance(static_cast<int32_t>(distance_));
+      summary->set_elapsed_time(
+          static_cast<int32_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::steady_clock::now() - start_)
+                                   .count()));
+    }
+
+   private:
+    const RouteGuideData* const data_;
+    const std::chrono::steady_clock::time_point start_;
+    Point previous_;
+    int points_ = 0, features_ = 0;
+    double distance_ = 0;
+  };
+
+ private:
   const std::vector<Feature> features_;
   absl::Mutex mu_;
   std::map<std::pair<int32_t, int32_t>, std::vector<RouteNote>> notes_
       ABSL_GUARDED_BY(mu_);
+};
+
+// The four methods in their blocking forms (a worker thread per call).
+class RouteGuideImpl final : public RouteGuide::Service {
+ public:
+  rpc::Status GetFeature(rpc::ServerContext*, const Point* point,
+                         Feature* feature) override {
+    *feature->mutable_location() = *point;
+    feature->set_name(data_.NameAt(*point));
+    return rpc::Status::OK;
+  }
+
+  rpc::Status ListFeatures(rpc::ServerContext*, const Rectangle* rect,
+                           rpc::ServerWriter<Feature>* writer) override {
+    for (const Feature& f : data_.features()) {
+      if (RouteGuideData::InRectangle(*rect, f.location())) {
+        if (!writer->Write(f)) break;
+      }
+    }
+    return rpc::Status::OK;
+  }
+
+  rpc::Status RecordRoute(rpc::ServerContext*, rpc::ServerReader<Point>* reader,
+                          RouteSummary* summary) override {
+    RouteGuideData::Route route(&data_);
+    Point point;
+    while (reader->Read(&point)) route.Add(point);
+    route.Summarize(summary);
+    return rpc::Status::OK;
+  }
+
+  rpc::Status RouteChat(
+      rpc::ServerContext*,
+      rpc::ServerReaderWriter<RouteNote, RouteNote>* stream) override {
+    RouteNote note;
+    while (stream->Read(&note)) {
+      for (const RouteNote& n : data_.AddNote(note)) {
+        if (!stream->Write(n)) return rpc::Status::OK;
+      }
+    }
+    return rpc::Status::OK;
+  }
+
+ private:
+  RouteGuideData data_;
 };
 
 }  // namespace routeguide

@@ -106,6 +106,110 @@ void CloseNamespaces(Printer* p, const std::string& package) {
   }
 }
 
+// The synchronous method's signature (after the return type), with `ctx`
+// the context parameter's text.
+std::string SyncParams(const MethodDescriptor* m) {
+  if (!m->client_streaming() && !m->server_streaming()) {
+    return "(::rpc::ServerContext*, const $Request$*, $Response$*)";
+  }
+  if (!m->client_streaming()) {
+    return "(::rpc::ServerContext*, const $Request$*,\n"
+           "    ::rpc::ServerWriter<$Response$>*)";
+  }
+  if (!m->server_streaming()) {
+    return "(::rpc::ServerContext*, ::rpc::ServerReader<$Request$>*,\n"
+           "    $Response$*)";
+  }
+  return "(::rpc::ServerContext*,\n"
+         "    ::rpc::ServerReaderWriter<$Response$, $Request$>*)";
+}
+
+// template <class BaseClass> class WithCallbackMethod_M: registers M's
+// callback handler over the base's and declares the reactor virtual, whose
+// default answers UNIMPLEMENTED; the base's blocking M is disabled (final).
+void PrintCallbackMixin(Printer* p, Vars v, const MethodDescriptor* m) {
+  const bool cs = m->client_streaming(), ss = m->server_streaming();
+  // clang-format off
+  struct Kind {
+    const char *kind, *run, *reactor, *params, *args, *lambda_params;
+  };
+  static const Kind kKinds[] = {  // by client_streaming * 2 + server_streaming
+      {"kUnary", "RunCallbackUnary", "::rpc::ServerUnaryReactor",
+       "const $Request$* /*request*/, $Response$* /*response*/",
+       "c, req, resp", ", const $Request$* req, $Response$* resp"},
+      {"kServerStreaming", "RunCallbackServerStreaming",
+       "::rpc::ServerWriteReactor<$Response$>",
+       "const $Request$* /*request*/", "c, req", ", const $Request$* req"},
+      {"kClientStreaming", "RunCallbackClientStreaming",
+       "::rpc::ServerReadReactor<$Request$>",
+       "$Response$* /*response*/", "c, resp", ", $Response$* resp"},
+      {"kBidiStreaming", "RunCallbackBidiStreaming",
+       "::rpc::ServerBidiReactor<$Request$, $Response$>", "", "c", ""},
+  };
+  // clang-format on
+  const Kind& k = kKinds[(cs ? 2 : 0) + (ss ? 1 : 0)];
+  v["kind"] = k.kind;
+  v["run"] = k.run;
+  v["reactor"] = k.reactor;
+  v["params"] = k.params;
+  v["args"] = k.args;
+  v["lambda_params"] = k.lambda_params;
+  // Expand the nested variables first.
+  for (const char* key : {"reactor", "params", "lambda_params"}) {
+    std::string text = v[key];
+    for (const char* name : {"Request", "Response"}) {
+      const std::string var = std::string("$") + name + "$";
+      for (size_t pos; (pos = text.find(var)) != std::string::npos;) {
+        text.replace(pos, var.size(), v[name]);
+      }
+    }
+    v[key] = text;
+  }
+  v["sep"] = v["params"].empty() ? "" : ",\n    ";
+  p->Print(v,
+           "\ntemplate <class BaseClass>\n"
+           "class WithCallbackMethod_$Method$ : public BaseClass {\n"
+           " public:\n"
+           "  WithCallbackMethod_$Method$() {\n"
+           "    this->AddCallbackMethod(\n"
+           "        \"$path$\", ::rpc::RpcType::$kind$,\n"
+           "        [this](std::shared_ptr<::rpc::internal::ServerCall> call) "
+           "{\n"
+           "          ::rpc::internal::$run$<$Request$, $Response$>(\n"
+           "              std::move(call),\n"
+           "              [this](::rpc::CallbackServerContext* c"
+           "$lambda_params$) {\n"
+           "                return this->$Method$($args$);\n"
+           "              });\n"
+           "        });\n"
+           "  }\n"
+           "  ~WithCallbackMethod_$Method$() override = default;\n"
+           "  // Disabled: this method is served by the reactor form below.\n");
+  p->Print(v, ("  ::rpc::Status $Method$" + SyncParams(m) +
+               " final {\n"
+               "    return ::rpc::Status(::rpc::StatusCode::UNIMPLEMENTED, "
+               "\"\");\n"
+               "  }\n")
+                  .c_str());
+  p->Print(v,
+           "  virtual $reactor$* $Method$(\n"
+           "      ::rpc::CallbackServerContext* context$sep$$params$) {\n");
+  if (!cs && !ss) {
+    p->Print(
+        "    ::rpc::ServerUnaryReactor* r = context->DefaultReactor();\n"
+        "    r->Finish(::rpc::Status(::rpc::StatusCode::UNIMPLEMENTED, "
+        "\"\"));\n"
+        "    return r;\n");
+  } else {
+    p->Print(
+        v,
+        "    (void)context;\n"
+        "    return new ::rpc::internal::FinishOnlyReactor<$reactor$>(\n"
+        "        ::rpc::Status(::rpc::StatusCode::UNIMPLEMENTED, \"\"));\n");
+  }
+  p->Print("  }\n};\n");
+}
+
 void PrintHeaderService(Printer* p, const ServiceDescriptor* service) {
   p->Print("class $Service$ final {\n public:\n", "Service", service->name());
   p->Indent();
@@ -234,28 +338,23 @@ void PrintHeaderService(Printer* p, const ServiceDescriptor* service) {
   p->Outdent();
   p->Print("};\n");
 
-  // CallbackService: the unary methods in callback form.
-  p->Print(
-      "\n// Unary methods in callback form: called on the connection's I/O\n"
-      "// thread once the request has arrived, they must return at once\n"
-      "// (never block) and call `done` exactly once, from any thread, when\n"
-      "// the answer is ready (context, request and response live until\n"
-      "// then). Streaming methods keep their blocking form.\n"
-      "class CallbackService : public Service {\n"
-      " public:\n"
-      "  CallbackService();\n");
-  p->Indent();
+  // The callback form (rpc/server_callback.h): WithCallbackMethod_M turns
+  // one method of its base into a reactor-returning virtual (grpc++'s
+  // mixins); CallbackService has every method in that form.
   for (int i = 0; i < service->method_count(); ++i) {
-    const MethodDescriptor* m = service->method(i);
-    if (m->client_streaming() || m->server_streaming()) continue;
-    p->Print(MethodVars(service, m),
-             "using Service::$Method$;\n"
-             "virtual void $Method$(::rpc::ServerContext* context,\n"
-             "    const $Request$* request, $Response$* response,\n"
-             "    std::function<void(::rpc::Status)> done);\n");
+    PrintCallbackMixin(p, MethodVars(service, service->method(i)),
+                       service->method(i));
   }
-  p->Outdent();
-  p->Print("};\n");
+  std::string callback_service = "Service";
+  for (int i = service->method_count() - 1; i >= 0; --i) {
+    callback_service = "WithCallbackMethod_" + service->method(i)->name() +
+                       "<" + callback_service + ">";
+  }
+  p->Print(
+      "\n// Every method in callback form: override the ones you serve; the "
+      "others\n// answer UNIMPLEMENTED.\n"
+      "using CallbackService = $base$;\n",
+      "base", callback_service);
   p->Outdent();
   p->Print("};\n\n");
 }
@@ -440,37 +539,6 @@ void PrintSourceService(Printer* p, const ServiceDescriptor* service) {
     p->Print(
         "  return ::rpc::Status(::rpc::StatusCode::UNIMPLEMENTED, \"\");\n"
         "}\n\n");
-  }
-  // CallbackService.
-  p->Print(sv, "$Service$::CallbackService::CallbackService() {\n");
-  p->Indent();
-  for (int i = 0; i < service->method_count(); ++i) {
-    const MethodDescriptor* m = service->method(i);
-    if (m->client_streaming() || m->server_streaming()) continue;
-    p->Print(MethodVars(service, m),
-             "AddAsyncMethod(\n"
-             "    \"$path$\", ::rpc::RpcType::kUnary,\n"
-             "    [this](std::shared_ptr<::rpc::internal::ServerCall> call) {\n"
-             "      ::rpc::internal::RunAsyncUnary<$Request$, $Response$>(\n"
-             "          std::move(call),\n"
-             "          [this](::rpc::ServerContext* c, const $Request$* req,\n"
-             "                 $Response$* resp,\n"
-             "                 std::function<void(::rpc::Status)> done) {\n"
-             "            $Method$(c, req, resp, std::move(done));\n"
-             "          });\n"
-             "    });\n");
-  }
-  p->Outdent();
-  p->Print("}\n\n");
-  for (int i = 0; i < service->method_count(); ++i) {
-    const MethodDescriptor* m = service->method(i);
-    if (m->client_streaming() || m->server_streaming()) continue;
-    p->Print(MethodVars(service, m),
-             "void $Service$::CallbackService::$Method$(\n"
-             "    ::rpc::ServerContext*, const $Request$*, $Response$*,\n"
-             "    std::function<void(::rpc::Status)> done) {\n"
-             "  done(::rpc::Status(::rpc::StatusCode::UNIMPLEMENTED, \"\"));\n"
-             "}\n\n");
   }
 }
 

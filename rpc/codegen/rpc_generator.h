@@ -3,8 +3,10 @@
 // next to protoc's <name>.pb.h: per service `Foo`, a class `Foo` holding
 //   * `Foo::Service`, the base class to implement (one virtual per method,
 //     returning UNIMPLEMENTED unless overridden), and
-//   * `Foo::CallbackService`, the same with the unary methods in callback
-//     form (`void M(ctx, req, resp, std::function<void(Status)> done)`),
+//   * `template <class Base> Foo::WithCallbackMethod_M`, which turns method
+//     M of Base into grpc++'s callback form (a reactor-returning virtual,
+//     rpc/server_callback.h; its default finishes UNIMPLEMENTED), and
+//     `Foo::CallbackService`, every method in that form,
 //   * `Foo::Stub` with a blocking method per RPC (unary: Status; server
 //     streaming: ClientReader; client streaming: ClientWriter; bidi:
 //     ClientReaderWriter), made by `Foo::NewStub(channel)`, and callback

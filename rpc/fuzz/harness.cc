@@ -181,6 +181,169 @@ Status FuzzEchoService::Bidi(
   return Status::OK;
 }
 
+// ---- FuzzCallbackEchoService ----
+
+namespace {
+
+class UnaryEcho final : public ServerUnaryReactor {
+ public:
+  UnaryEcho(CallbackServerContext* ctx, const EchoRequest& req,
+            EchoResponse* resp) {
+    EchoMetadata(ctx);
+    Status status;
+    if (RequestedStatus(req, &status)) {
+      Finish(status);
+      return;
+    }
+    *resp = Response(req, 0);
+    Finish(Status::OK);
+  }
+  void OnDone() override { delete this; }
+};
+
+class StreamWriter final : public ServerWriteReactor<EchoResponse> {
+ public:
+  StreamWriter(CallbackServerContext* ctx, const EchoRequest& req)
+      : req_(req), count_(Count(req)) {
+    EchoMetadata(ctx);
+    Next();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(Status(StatusCode::CANCELLED, "write failed"));
+      return;
+    }
+    Next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() {
+    if (index_ < count_) {
+      resp_ = Response(req_, index_++);
+      StartWrite(&resp_);
+      return;
+    }
+    Status status;
+    Finish(RequestedStatus(req_, &status) ? status : Status::OK);
+  }
+
+  const EchoRequest& req_;  // The call's: lives until OnDone.
+  const int count_;
+  int index_ = 0;
+  EchoResponse resp_;
+};
+
+class StreamReader final : public ServerReadReactor<EchoRequest> {
+ public:
+  StreamReader(CallbackServerContext* ctx, EchoResponse* resp)
+      : ctx_(ctx), resp_(resp) {
+    EchoMetadata(ctx);
+    StartRead(&req_);
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      if (ctx_->IsCancelled()) {
+        Finish(Status(StatusCode::CANCELLED, "cancelled"));
+        return;
+      }
+      resp_->set_message(
+          messages_.substr(0, FuzzEchoService::kMaxResponseSize));
+      resp_->set_index(n_);
+      Finish(Status::OK);
+      return;
+    }
+    Status status;
+    if (RequestedStatus(req_, &status)) {
+      Finish(status);
+      return;
+    }
+    if (messages_.size() < FuzzEchoService::kMaxResponseSize) {
+      messages_ += req_.message();
+    }
+    ++n_;
+    StartRead(&req_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  CallbackServerContext* const ctx_;
+  EchoResponse* const resp_;
+  EchoRequest req_;
+  std::string messages_;
+  int n_ = 0;
+};
+
+class BidiEcho final : public ServerBidiReactor<EchoRequest, EchoResponse> {
+ public:
+  explicit BidiEcho(CallbackServerContext* ctx) : ctx_(ctx) {
+    EchoMetadata(ctx);
+    StartRead(&req_);
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(ctx_->IsCancelled() ? Status(StatusCode::CANCELLED, "cancelled")
+                                 : Status::OK);
+      return;
+    }
+    Status status;
+    if (RequestedStatus(req_, &status)) {
+      Finish(status);
+      return;
+    }
+    left_ = std::max(1, Count(req_));
+    Next();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(Status(StatusCode::CANCELLED, "write failed"));
+      return;
+    }
+    Next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() {
+    if (left_ == 0) {
+      StartRead(&req_);
+      return;
+    }
+    --left_;
+    resp_ = Response(req_, index_++);
+    StartWrite(&resp_);
+  }
+
+  CallbackServerContext* const ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  int left_ = 0;
+  int index_ = 0;
+};
+
+}  // namespace
+
+ServerUnaryReactor* FuzzCallbackEchoService::Echo(CallbackServerContext* ctx,
+                                                  const EchoRequest* req,
+                                                  EchoResponse* resp) {
+  return new UnaryEcho(ctx, *req, resp);
+}
+
+ServerWriteReactor<EchoResponse>* FuzzCallbackEchoService::ServerStream(
+    CallbackServerContext* ctx, const EchoRequest* req) {
+  return new StreamWriter(ctx, *req);
+}
+
+ServerReadReactor<EchoRequest>* FuzzCallbackEchoService::ClientStream(
+    CallbackServerContext* ctx, EchoResponse* resp) {
+  return new StreamReader(ctx, resp);
+}
+
+ServerBidiReactor<EchoRequest, EchoResponse>* FuzzCallbackEchoService::Bidi(
+    CallbackServerContext* ctx) {
+  return new BidiEcho(ctx);
+}
+
 // ---- ServerHarness ----
 
 namespace {
@@ -209,7 +372,10 @@ ServerHarness::ServerHarness(transport::EventLoop* loop,
                              const ServerHarnessOptions& options)
     : loop_(loop) {
   QuietProtobuf();
-  for (const auto& m : service_.methods()) methods_[m->path] = m.get();
+  const Service& service = options.callback
+                               ? static_cast<const Service&>(callback_service_)
+                               : service_;
+  for (const auto& m : service.methods()) methods_[m->path] = m.get();
   limits_.default_encoding = options.default_encoding;
   limits_.compression_threshold = options.compression_threshold;
   // Handlers run inline: a Write that waited for credit would wait forever.

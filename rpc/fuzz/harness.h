@@ -43,6 +43,7 @@
 #include "rpc/internal/client_transport.h"
 #include "rpc/internal/server_call.h"
 #include "rpc/internal/server_connection.h"
+#include "rpc/server_callback.h"
 #include "rpc/service.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "transport/io/endpoint.h"
@@ -97,6 +98,22 @@ class FuzzEchoService final : public rpc::test::EchoService::Service {
                                  rpc::test::EchoRequest>* stream) override;
 };
 
+// The same behaviour in the callback form (rpc/server_callback.h): every
+// kind's reactor, reacting inline on the loop.
+class FuzzCallbackEchoService final
+    : public rpc::test::EchoService::CallbackService {
+ public:
+  ServerUnaryReactor* Echo(CallbackServerContext* ctx,
+                           const rpc::test::EchoRequest* req,
+                           rpc::test::EchoResponse* resp) override;
+  ServerWriteReactor<rpc::test::EchoResponse>* ServerStream(
+      CallbackServerContext* ctx, const rpc::test::EchoRequest* req) override;
+  ServerReadReactor<rpc::test::EchoRequest>* ClientStream(
+      CallbackServerContext* ctx, rpc::test::EchoResponse* resp) override;
+  ServerBidiReactor<rpc::test::EchoRequest, rpc::test::EchoResponse>* Bidi(
+      CallbackServerContext* ctx) override;
+};
+
 struct ServerHarnessOptions {
   // The server's default response encoding and compression threshold
   // (ServerBuilder::SetDefaultCompressionAlgorithm and friends).
@@ -104,6 +121,8 @@ struct ServerHarnessOptions {
   size_t compression_threshold = compression::kDefaultCompressionThreshold;
   // Small windows, message and header limits.
   bool small_limits = false;
+  // FuzzCallbackEchoService instead of FuzzEchoService.
+  bool callback = false;
 };
 
 class ServerHarness final : public internal::ServerConnection::Host {
@@ -125,7 +144,13 @@ class ServerHarness final : public internal::ServerConnection::Host {
 
   // ---- ServerConnection::Host ----
   const Service::Method* FindMethod(std::string_view path) override;
+  // Callback methods run at once (as rpc::Server runs them, inline).
   void Dispatch(std::shared_ptr<internal::ServerCall> call) override {
+    if (call->method()->callback_handler != nullptr) {
+      call->method()->callback_handler(std::move(call));
+      ++handlers_run_;
+      return;
+    }
     pending_.push_back(std::move(call));
   }
   const internal::ServerCallLimits& limits() const override { return limits_; }
@@ -139,6 +164,7 @@ class ServerHarness final : public internal::ServerConnection::Host {
 
   transport::EventLoop* const loop_;
   FuzzEchoService service_;
+  FuzzCallbackEchoService callback_service_;
   absl::flat_hash_map<std::string, const Service::Method*> methods_;
   internal::ServerCallLimits limits_;
   std::unique_ptr<internal::ServerConnection> connection_;

@@ -2,7 +2,9 @@
 // (internal::ServerConnection, as rpc::Server runs it) with FuzzEchoService's
 // handlers behind it (harness.h): routing, the four call kinds, request
 // decompression and response compression, metadata, deadlines from
-// grpc-timeout, handler statuses, resets and limits.
+// grpc-timeout, handler statuses, resets and limits. Every input runs twice:
+// against the blocking handlers and against the same ones in callback form
+// (FuzzCallbackEchoService's reactors).
 //
 // Input (harness.h SplitInput): octet 0 is the mode, bits 0-1 the server's
 // default response encoding (identity, deflate, gzip, zstd); bit 2 compresses
@@ -26,27 +28,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t mode;
   std::vector<std::string_view> pieces;
   if (!rpc::fuzz::SplitInput(data, size, &mode, &pieces)) return 0;
-  rpc::fuzz::ServerHarnessOptions options;
-  options.default_encoding = static_cast<rpc::compression::Encoding>(mode & 3);
-  if ((mode & 4) != 0) options.compression_threshold = 0;
-  options.small_limits = (mode & 8) != 0;
+  for (bool callback : {false, true}) {
+    rpc::fuzz::ServerHarnessOptions options;
+    options.default_encoding =
+        static_cast<rpc::compression::Encoding>(mode & 3);
+    if ((mode & 4) != 0) options.compression_threshold = 0;
+    options.small_limits = (mode & 8) != 0;
+    options.callback = callback;
 
-  auto loop = transport::EventLoop::CreateWithManualClock();
-  if (!loop.ok()) std::abort();
-  auto endpoint = transport::MemoryEndpoint::Create(loop->get());
-  transport::MemoryEndpoint* client = endpoint.get();
-  {
-    rpc::fuzz::ServerHarness server(loop->get(), std::move(endpoint), options);
-    server.Start();
-    server.Drain();
-    rpc::fuzz::FeedPieces(loop->get(), client, pieces, (mode & 32) != 0,
-                          [&] { server.Drain(); });
-    if ((mode & 16) != 0) server.GracefulShutdown();
-    server.Drain();
-    (*loop)->AdvanceClock(absl::Seconds(30));
-    server.Drain();
-    client->DeliverEof();
-    server.Drain();
+    auto loop = transport::EventLoop::CreateWithManualClock();
+    if (!loop.ok()) std::abort();
+    auto endpoint = transport::MemoryEndpoint::Create(loop->get());
+    transport::MemoryEndpoint* client = endpoint.get();
+    {
+      rpc::fuzz::ServerHarness server(loop->get(), std::move(endpoint),
+                                      options);
+      server.Start();
+      server.Drain();
+      rpc::fuzz::FeedPieces(loop->get(), client, pieces, (mode & 32) != 0,
+                            [&] { server.Drain(); });
+      if ((mode & 16) != 0) server.GracefulShutdown();
+      server.Drain();
+      (*loop)->AdvanceClock(absl::Seconds(30));
+      server.Drain();
+      client->DeliverEof();
+      server.Drain();
+    }
   }
   return 0;
 }

@@ -1,12 +1,23 @@
 // ServerCall: one incoming call, from its request headers to its status.
 //
-// It lives in two worlds. Loop side (methods named Loop*, called by the
-// ServerConnection on the connection's loop thread): request DATA goes through
-// the MessageDeframer into the CallCore, the deadline timer runs, resets and
-// the stream's end arrive. Handler side (Read, Write, Finish, called on one
-// worker thread): reads block on the CallCore; writes and the status are
-// loop tasks, in order, applied to the Connection by the handler's thread
-// itself while the loop sleeps, else posted (EventLoop::RunInlineOrPost).
+// One object for both APIs, in two modes fixed by the method:
+// * Sync (a blocking handler on a worker). Loop side (methods named Loop*,
+//   called by the ServerConnection on the connection's loop thread): request
+//   DATA goes through the MessageDeframer into the CallCore, the deadline
+//   timer runs, resets and the stream's end arrive. Handler side (Read,
+//   Write, Finish, called on one worker thread): reads block on the CallCore;
+//   writes and the status are loop tasks, in order, applied to the
+//   Connection by the handler's thread itself while the loop sleeps, else
+//   posted (EventLoop::RunInlineOrPost).
+// * Reactor (a callback method, rpc/server_callback.h). Everything runs on
+//   the loop thread: request messages wait in a loop-only inbox (no copy, no
+//   mutex) and are parsed straight into the reactor's StartRead target; the
+//   reactor's operations (Reactor*: from another thread they are posted) and
+//   the reactions (Pump) are applied there. No CallCore is made.
+//
+// Both modes send through the same steps on the loop, which an interceptor
+// chain can wrap: LoopSendHeaders (initial metadata), LoopSendMessage,
+// LoopSendStatus; and receive through the deframer into the mode's queue.
 //
 // Response headers go out with the first message; a call finished before any
 // message answers with a Trailers-Only response. After the status is sent (or
@@ -15,12 +26,15 @@
 #ifndef RPC_INTERNAL_SERVER_CALL_H_
 #define RPC_INTERNAL_SERVER_CALL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
 #include "rpc/auth_context.h"
 #include "rpc/compression/codec.h"
@@ -32,13 +46,21 @@
 #include "rpc/wire/message_framer.h"
 #include "rpc/wire/metadata.h"
 #include "rpc/wire/status.h"
+#include "rpc/write_options.h"
 #include "transport/io/event_loop.h"
 #include "transport/slice/slice.h"
+
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
 
 namespace rpc {
 namespace internal {
 
 class ServerConnection;
+class ServerReactorBase;
+class CallbackCallState;
+class CallbackCallOps;
 
 struct ServerCallLimits {
   size_t max_receive_message_size = kDefaultMaxReceiveMessageSize;
@@ -62,6 +84,13 @@ compression::Encoding ChooseResponseEncoding(
     compression::Encoding requested,
     const std::optional<std::string>& accept_encoding);
 
+// Frees a callback call's state through a function of //rpc (where the
+// context's code is).
+struct CallbackStateDeleter {
+  void (*destroy)(CallbackCallState*) = nullptr;
+  void operator()(CallbackCallState* state) const { destroy(state); }
+};
+
 class ServerCall : public std::enable_shared_from_this<ServerCall> {
  public:
   ServerCall(ServerConnection* connection, transport::EventLoop* loop,
@@ -75,6 +104,9 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   std::string peer;
   // The connection's (shared by its calls; never null once dispatched).
   std::shared_ptr<const AuthContext> auth_context;
+  // The server's count of callback calls before their OnDone (Shutdown
+  // waits for it to fall to 0); may be null.
+  std::atomic<int>* live_callback_calls = nullptr;
   // The request's grpc-encoding (identity when absent) and
   // grpc-accept-encoding (nullopt when absent).
   compression::Encoding request_encoding = compression::Encoding::kIdentity;
@@ -97,10 +129,18 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   // Sends the status (with the trailing metadata); ends the call.
   void Finish(const Status& status, Metadata* initial_metadata,
               Metadata* trailing_metadata);
-  bool IsCancelled() const { return core_.cancelled(); }
-  CallCore* core() { return &core_; }
+  bool IsCancelled() const {
+    return sync_ != nullptr ? sync_->core.cancelled()
+                            : cancelled_.load(std::memory_order_acquire);
+  }
+  // Sync mode's hand-off (null in reactor mode).
+  CallCore* core() { return sync_ != nullptr ? &sync_->core : nullptr; }
   // Every request arrived (or the call is cancelled): Read will not block.
-  bool RequestsComplete() const { return core_.input_complete(); }
+  bool RequestsComplete() const {
+    return sync_ != nullptr ? sync_->core.input_complete()
+                            : input_ended_ || IsCancelled();
+  }
+  bool reactor_mode() const { return sync_ == nullptr; }
   // The encoding the server asks for; before the response headers only.
   void SetResponseEncoding(compression::Encoding encoding) {
     if (!handler_headers_sent_) requested_encoding_ = encoding;
@@ -117,7 +157,7 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   // library's verdict: an unparsable request, an oversized response). The
   // first one wins.
   void SetError(const Status& status) {
-    if (send_error_.ok()) send_error_ = status;
+    if (sync_ != nullptr && sync_->send_error.ok()) sync_->send_error = status;
   }
 
   // ---- Loop thread (ServerConnection) ----
@@ -134,9 +174,48 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   // The stream was reset or the connection died.
   void LoopOnReset();
   void LoopOnClosed();
-  void LoopReleaseWriteCredit() { core_.ReleaseWriteCredit(); }
+  void LoopReleaseWriteCredit();
+
+  // ---- Reactor mode: the reactor's operations (any thread) ----
+  void ReactorSendInitialMetadata();
+  void ReactorRead(google::protobuf::MessageLite* msg);
+  void ReactorWrite(const google::protobuf::MessageLite* msg,
+                    WriteOptions options);
+  void ReactorFinish(Status status);
+  void ReactorWriteAndFinish(const google::protobuf::MessageLite* msg,
+                             WriteOptions options, Status status);
 
  private:
+  friend class CallbackCallOps;
+
+  // The call is over (reset, deadline, aborted, connection gone): wakes the
+  // handler (sync) or fails the reactor's operations and owes it OnCancel.
+  void LoopCancel();
+  // Submits a framed message (after the headers); false when the stream
+  // took none.
+  bool LoopSendMessage(transport::SliceBuffer framed, bool flush);
+  // Serializes and frames a response; not OK ends the call with it.
+  Status FrameResponse(const google::protobuf::MessageLite& msg,
+                       bool no_compression, transport::SliceBuffer* framed);
+
+  // Reactor mode, loop thread.
+  // Runs `op` on the loop (now when on it, else posted) and then Pump.
+  void RunOnLoop(absl::AnyInvocable<void()> op);
+  void LoopReactorRead(google::protobuf::MessageLite* msg);
+  void LoopReactorWrite(const google::protobuf::MessageLite* msg,
+                        WriteOptions options);
+  void LoopReactorFinish(const Status& status);
+  // The reactor's misuse ends the call with INTERNAL `what`.
+  void LoopMisuse(const char* what);
+  // The one request of a unary or server-streaming call into *msg.
+  Status LoopTakeRequest(google::protobuf::MessageLite* msg);
+  void LoopBind(ServerReactorBase* reactor);
+  // Delivers the reactions that are due, one at a time, until none is
+  // (never from inside one: a nested call returns at once).
+  void Pump();
+  // Frees the context and messages (after OnDone, or when no method ran).
+  void ReleaseCallbackState();
+
   // Loop side: sends headers (if not yet), then the status; marks finished.
   // No-op once a status went out. Metadata the client's
   // SETTINGS_MAX_HEADER_LIST_SIZE cannot take is replaced by a bare
@@ -154,8 +233,23 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   transport::EventLoop* const loop_;
   const uint32_t stream_id_;
   const Service::Method* const method_;
-  const ServerCallLimits limits_;
-  CallCore core_;
+  const ServerCallLimits& limits_;  // The server's; outlives its calls.
+  // Sync mode only (null in reactor mode): the hand-off to the handler's
+  // thread, and the handler side's pending response (unary and
+  // client-streaming calls answer one message, always followed by the
+  // status: it is held until Finish so that headers, message and trailers
+  // cross to the loop in one task).
+  struct SyncState {
+    SyncState(size_t read_bound, size_t write_bound)
+        : core(read_bound, write_bound) {}
+    CallCore core;
+    bool has_pending_response = false;
+    transport::SliceBuffer pending_response;
+    Metadata pending_initial;
+    // RESOURCE_EXHAUSTED from an oversized Write, and the like (SetError).
+    Status send_error;
+  };
+  std::unique_ptr<SyncState> sync_;
 
   // Loop only.
   MessageDeframer deframer_;
@@ -165,24 +259,49 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   transport::EventLoop::TimerId deadline_timer_ =
       transport::EventLoop::kInvalidTimer;
 
-  // Handler thread only.
-  // Unary and client-streaming calls answer one message, always followed by
-  // the status: it is held until Finish so that headers, message and
-  // trailers cross to the loop in one task.
+  // Handler thread only (the loop in reactor mode).
   const bool single_response_;
-  bool has_pending_response_ = false;
-  transport::SliceBuffer pending_response_;
-  Metadata pending_initial_;
   bool handler_headers_sent_ = false;
   bool handler_finished_ = false;
-  Status send_error_;
   std::optional<compression::Encoding> requested_encoding_;
   MessageCompressor compressor_;
   // Written by the handler before the headers are posted; read by the loop
   // when it sends them.
-  compression::Encoding response_encoding_ =
-      compression::Encoding::kIdentity;  // RESOURCE_EXHAUSTED from an oversized
-                                         // Write.
+  compression::Encoding response_encoding_ = compression::Encoding::kIdentity;
+
+  // Reactor mode (loop thread only, except the atomics).
+  enum class WriteState : uint8_t { kNone, kAwaitingCredit, kDone };
+  ServerReactorBase* reactor_ = nullptr;  // Null before bind and after OnDone.
+  std::unique_ptr<CallbackCallState, CallbackStateDeleter> callback_state_;
+  const google::protobuf::MessageLite* unary_response_ = nullptr;
+  // StartWriteLast's message, framed, until Finish.
+  std::unique_ptr<transport::SliceBuffer> last_message_;
+  google::protobuf::MessageLite* read_target_ = nullptr;
+  // Request messages not yet read (their slices are still the connection's:
+  // they never leave the loop), from inbox_head_ on.
+  std::vector<transport::SliceBuffer> inbox_;
+  size_t inbox_head_ = 0;
+  size_t inbox_bytes_ = 0;
+  size_t owed_bytes_ = 0;
+  size_t write_inflight_ = 0;
+  // Operations posted from other threads, not yet applied (OnDone waits).
+  std::atomic<int> posted_ops_{0};
+  std::atomic<bool> cancelled_{false};
+  WriteState write_state_ = WriteState::kNone;
+  bool write_ok_ = false;
+  bool input_ended_ = false;
+  bool in_pump_ = false;
+  bool cancel_due_ = false;
+  bool cancel_delivered_ = false;
+  bool finish_called_ = false;
+  // Finish sent the status (no OnCancel after it).
+  bool finish_applied_ = false;
+  bool initial_metadata_done_ = false;  // OnSendInitialMetadataDone due.
+  bool initial_metadata_ok_ = false;
+  bool done_ = false;
+  // Operations started against the rules: each gets its reaction (false).
+  uint8_t failed_reads_ = 0;
+  uint8_t failed_writes_ = 0;
 };
 
 }  // namespace internal

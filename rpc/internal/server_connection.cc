@@ -159,6 +159,7 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
                                            host_->limits());
   call->peer = peer_;
   call->auth_context = auth_context_;
+  call->live_callback_calls = host_->live_callback_calls();
   call->request_encoding = request_encoding;
   call->LoopSetRequestEncoding(request_encoding);
   if (accept_encoding.has_value()) {
@@ -172,9 +173,11 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
   calls_[stream_id] = call;
   call->LoopStartDeadlineTimer();
   if (end_stream) call->LoopOnEnd();
-  // Callback unary handlers run inline on this loop (Server::Dispatch): start
-  // them once the request is whole, so that they never wait for it.
-  if (m->async_handler != nullptr && m->type == RpcType::kUnary &&
+  // Callback handlers run inline on this loop (Server::Dispatch): the unary
+  // and server-streaming ones start once the request is whole, so that the
+  // method gets it.
+  if (m->callback_handler != nullptr &&
+      (m->type == RpcType::kUnary || m->type == RpcType::kServerStreaming) &&
       !end_stream) {
     awaiting_request_.insert(stream_id);
     return;

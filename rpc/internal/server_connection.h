@@ -17,6 +17,7 @@
 #ifndef RPC_INTERNAL_SERVER_CONNECTION_H_
 #define RPC_INTERNAL_SERVER_CONNECTION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -76,6 +77,8 @@ class ServerConnection final : public transport::ConnectionListener,
     virtual const ServerCallLimits& limits() const = 0;
     // The connection closed (end of a loop iteration); the host destroys it.
     virtual void OnConnectionClosed(ServerConnection* connection) = 0;
+    // Counts the callback calls before their reactor's OnDone (may be null).
+    virtual std::atomic<int>* live_callback_calls() { return nullptr; }
   };
 
   ServerConnection(Host* host, std::unique_ptr<transport::Endpoint> endpoint,
@@ -142,7 +145,8 @@ class ServerConnection final : public transport::ConnectionListener,
   std::shared_ptr<const AuthContext> auth_context_;
   absl::flat_hash_map<uint32_t, std::shared_ptr<ServerCall>> calls_;
   absl::flat_hash_set<uint32_t> waiting_writers_;
-  // Callback unary calls not dispatched until their request is complete.
+  // Callback unary and server-streaming calls not dispatched until their
+  // request is complete.
   absl::flat_hash_set<uint32_t> awaiting_request_;
   const ServerKeepaliveOptions keepalive_options_;
   PingPolicy ping_policy_;
