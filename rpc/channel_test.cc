@@ -5,7 +5,6 @@
 // connectivity states; DNS errors; unix: targets. Every wait is bounded.
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -1400,16 +1399,7 @@ TEST(ChannelTest, PickFirstClosesAConnectionThatComesUpWhileIdle) {
   close(b);
 }
 
-int ThreadCount() {
-  int n = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return -1;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  closedir(dir);
-  return n;
-}
+using transport::testing::ThreadCount;
 
 TEST(ChannelLoopsTest, AThousandChannelsShareTheLoops) {
   int port = 0;

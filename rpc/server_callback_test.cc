@@ -6,7 +6,6 @@
 // Every reactor deletes itself in OnDone (ASan checks nothing touches it
 // after). Waits are on conditions, bounded by 30 s.
 
-#include <dirent.h>
 #include <grpcpp/grpcpp.h>
 #include <pthread.h>
 
@@ -30,6 +29,7 @@
 #include "rpc/testdata/test_service.grpc.pb.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/fan_out.h"
+#include "transport/testing/wait_until.h"
 
 #if !defined(__SANITIZE_ADDRESS__)
 // Live heap octets allocated by the server's loop threads ("rpc-loop-N"),
@@ -81,16 +81,7 @@ using test::EchoService;
 
 constexpr absl::Duration kBound = absl::Seconds(30);
 
-int ThreadCount() {
-  int n = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return -1;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  closedir(dir);
-  return n;
-}
+using transport::testing::ThreadCount;
 
 std::string MetadataValue(const ServerContext* ctx, const char* key) {
   auto v = ctx->client_metadata().Get(key);
@@ -130,12 +121,7 @@ struct Events {
 // Waits (bounded) for `pred`.
 template <typename P>
 bool WaitFor(P pred) {
-  const absl::Time limit = absl::Now() + kBound;
-  while (!pred()) {
-    if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return true;
+  return transport::testing::WaitUntil(pred, kBound);
 }
 
 // Reactors that wait for the test to let them go register here.
