@@ -131,24 +131,35 @@ void EventLoop::RunInLoop(Task task) {
 }
 
 bool EventLoop::RunInlineOrPost(Task task) {
-  if (t_inline_loop != nullptr || IsInLoopThread() || !run_mu_.TryLock()) {
+  // No nesting: a thread that runs some loop (Run(), or a task inline) never
+  // takes another loop's run lock, so Current() names one loop.
+  if (Current() != nullptr || IsInLoopThread() || !run_mu_.TryLock()) {
     Post(std::move(task));
     return false;
   }
-  if (!sleeping_) {
-    // Not in Run()'s sleep: RunOnce/RunUntil driven, or between iterations.
+  // Not in Run()'s sleep (RunOnce/RunUntil driven, or between iterations),
+  // or awake already with events to handle (it waits for this lock): post.
+  // Work posted by others or deferred runs on the loop's thread, never here
+  // (it may complete other calls, run user callbacks): post behind it, which
+  // keeps the order too.
+  bool idle =
+      sleeping_ && asleep_.load(std::memory_order_acquire) && deferred_.empty();
+  if (idle) {
+    absl::MutexLock lock(&mu_);
+    idle = posted_.empty();
+  }
+  if (!idle) {
     run_mu_.Unlock();
     Post(std::move(task));
     return false;
   }
   // The loop thread sleeps in epoll_wait and cannot take the lock before we
-  // release it: run as it would, tasks posted before ours first.
+  // release it: run as it would.
   const std::thread::id loop_thread = owner_.load(std::memory_order_relaxed);
   BindToCurrentThread();
   t_inline_loop = this;
   now_ = ReadClock();
   in_iteration_ = true;
-  RunPostedTasks();
   task();
   RunDeferred();
   in_iteration_ = false;
@@ -165,8 +176,9 @@ bool EventLoop::RunInlineOrPost(Task task) {
   }
   t_inline_loop = nullptr;
   owner_.store(loop_thread, std::memory_order_relaxed);
-  run_mu_.Unlock();
+  // Before the unlock: once released, the loop may be stopped and destroyed.
   if (wake) Wake();
+  run_mu_.Unlock();
   return true;
 }
 
@@ -232,6 +244,8 @@ EventLoop* EventLoop::Current() {
   return t_inline_loop != nullptr ? t_inline_loop : t_run_loop;
 }
 
+bool EventLoop::RunningInline() { return t_inline_loop != nullptr; }
+
 void EventLoop::Run() {
   absl::MutexLock lock(&run_mu_);
   BindToCurrentThread();
@@ -293,10 +307,14 @@ int EventLoop::WaitReleased(int timeout_ms) {
                      ? Clock::time_point::max()
                      : Clock::now() + std::chrono::milliseconds(timeout_ms);
   sleeping_ = true;
+  asleep_.store(true, std::memory_order_release);
   run_mu_.Unlock();
   const int n = epoll_wait(epoll_fd_, events_.data(),
                            static_cast<int>(events_.size()), timeout_ms);
   const int err = errno;
+  // At once, before the lock: an inline runner that takes it now (a TryLock
+  // ignores waiters) must not barge ahead of a loop that has events.
+  asleep_.store(false, std::memory_order_release);
   run_mu_.Lock();
   sleeping_ = false;
   // The loop recomputes its sleep from its timers from now on: an alarm

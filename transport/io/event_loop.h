@@ -16,15 +16,22 @@
 //
 // The run lock. A loop driven by Run() (an EventLoopThread's) holds its run
 // lock while it runs an iteration and releases it only around a sleeping
-// epoll_wait. RunInlineOrPost takes the lock when it is free (the loop sleeps,
-// nothing of it runs) and then runs, on the calling thread, the tasks already
-// posted, its own task and the deferred work (the flush), exactly as the loop
-// would; IsInLoopThread() is true for that thread meanwhile. It wakes the loop
-// only when it armed a timer earlier than the loop's sleep, and then at the
-// timer's deadline (a timerfd, the alarm, in the epoll set), not now: a
-// call's deadline timer is usually cancelled long before. Tasks it posts wake
-// the loop as any Post does. So never two threads run the loop at once, and
-// tasks keep their order relative to posts from the same thread. A loop driven
+// epoll_wait. RunInlineOrPost takes the lock when it is free and the loop
+// sleeps with nothing to do (no events returned yet, nothing posted or
+// deferred), and then runs, on the calling thread, its own task and the
+// deferred work that task produced (the flush), exactly as the loop would;
+// IsInLoopThread() is true for that thread meanwhile. Anything else (tasks
+// other threads posted, a loop that already has events) makes it post:
+// other threads' work never runs on an inline runner, which may be a blocking
+// caller holding a user lock, and tasks keep their posting order. It wakes
+// the loop only when it armed a timer earlier than the loop's sleep, and then
+// at the timer's deadline (a timerfd, the alarm, in the epoll set), not now:
+// a call's deadline timer is usually cancelled long before. Tasks it posts
+// wake the loop as any Post does. So never two threads run the loop at once.
+// A thread that runs a loop (Run(), or inline) never runs another loop's task
+// inline (Current() names one loop). Layers above keep user code off inline
+// runners: what a task finds that completes other calls (a write error, a
+// close) or a user callback is posted (RunningInline()). A loop driven
 // by RunOnce/RunUntil never releases its lock: there RunInlineOrPost posts.
 //
 // Busy-poll (SetBusyPoll, opt-in): after an iteration that found work, Run()
@@ -118,10 +125,11 @@ class EventLoop {
   void RunInLoop(Task task);
   // From a thread other than the loop's: runs `task` now on the calling
   // thread, as the loop thread (the file comment, "The run lock"), when the
-  // loop sleeps in Run(); else Post()s it. Also posts when called on the loop
-  // thread, or from a thread already running some loop's task inline (no
-  // nesting). The task must not block; the caller must hold no lock that
-  // loop work takes. Returns true when it ran inline.
+  // loop sleeps in Run() with nothing posted or deferred; else Post()s it
+  // (behind the earlier posts: order is kept). Also posts when called from a
+  // thread that runs some loop (its Run(), or a task inline: no nesting).
+  // The task must not block; the caller must hold no lock that loop work
+  // takes. Returns true when it ran inline.
   bool RunInlineOrPost(Task task);
   // Run() polls instead of sleeping for up to `budget` after its last
   // iteration with work (the file comment); zero (the default) turns it off.
@@ -134,7 +142,14 @@ class EventLoop {
   // makes that Run() return after one iteration.
   void Stop();
   // The loop the calling thread runs (Run(), or a task inline), else null.
+  // Never two loops: a loop's thread does not run another loop's task inline.
   static EventLoop* Current();
+  // True on a thread that runs a task inline (RunInlineOrPost): a blocking
+  // caller or a sync handler, which may hold user locks. What completes
+  // other calls (a connection's close, user callbacks and reactions) must
+  // not run there: post it to Current() instead (it runs on the loop's own
+  // thread).
+  static bool RunningInline();
   bool IsInLoopThread() const {
     return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
@@ -257,6 +272,9 @@ class EventLoop {
   absl::Mutex run_mu_;
   // Run() sleeps in epoll_wait until sleep_until_ (max: no timer).
   bool sleeping_ ABSL_GUARDED_BY(run_mu_) = false;
+  // Run() is inside epoll_wait: cleared as soon as it returns, before Run()
+  // retakes the run lock (sleeping_ is cleared only then).
+  std::atomic<bool> asleep_{false};
   Clock::time_point sleep_until_ ABSL_GUARDED_BY(run_mu_);
   // The alarm is armed for this (max: not since the loop last woke).
   Clock::time_point alarm_deadline_ ABSL_GUARDED_BY(run_mu_) =

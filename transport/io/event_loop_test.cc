@@ -536,6 +536,67 @@ TEST(EventLoopInlineTest, OnTheLoopThreadItPosts) {
   EXPECT_THAT(order, ElementsAre(1, 2));
 }
 
+TEST(EventLoopInlineTest, TasksOtherThreadsPostedNeverRunOnTheInlineRunner) {
+  // An inline runner may be a blocking caller holding a user lock: work
+  // posted by others (other calls' callbacks) stays on the loop's thread,
+  // and the runner's own task then posts behind it (order kept).
+  auto t = EventLoopThread::Start("test-loop");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EventLoop* loop = (*t)->loop();
+  for (int i = 0; i < 200; ++i) {
+    // The loop sleeps (an inline run just succeeded, nothing woke it since).
+    bool ok = false;
+    for (int attempt = 0; attempt < 100 && !ok; ++attempt) {
+      ok = RunInline(loop, [] {});
+    }
+    ASSERT_TRUE(ok) << "the loop never slept";
+    std::atomic<bool> posted_ran_here{false};
+    std::vector<int> order;  // Loop only.
+    absl::Notification done;
+    const std::thread::id caller = std::this_thread::get_id();
+    loop->Post([&] {
+      posted_ran_here = std::this_thread::get_id() == caller;
+      order.push_back(1);
+    });
+    loop->RunInlineOrPost([&] {
+      order.push_back(2);
+      done.Notify();
+    });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+    ASSERT_FALSE(posted_ran_here.load()) << "iteration " << i;
+    ASSERT_THAT(order, ElementsAre(1, 2));
+  }
+}
+
+TEST(EventLoopInlineTest, ALoopThreadNeverRunsAnotherLoopInline) {
+  // A loop's own thread that ran another loop's task inline would be in two
+  // loops at once (IsInLoopThread true for both, Current() one of them).
+  auto t1 = EventLoopThread::Start("test-loop-1");
+  auto t2 = EventLoopThread::Start("test-loop-2");
+  ASSERT_TRUE(t1.ok() && t2.ok());
+  EventLoop* loop1 = (*t1)->loop();
+  EventLoop* loop2 = (*t2)->loop();
+  for (int i = 0; i < 20; ++i) {
+    bool ok = false;
+    for (int attempt = 0; attempt < 100 && !ok; ++attempt) {
+      ok = RunInline(loop2, [] {});
+    }
+    ASSERT_TRUE(ok) << "the loop never slept";
+    absl::Notification done;
+    std::atomic<bool> inline_ran{false};
+    std::atomic<bool> current_ok{false};
+    loop1->Post([&] {
+      inline_ran = loop2->RunInlineOrPost([&] {
+        current_ok = EventLoop::Current() == loop2 && !loop1->IsInLoopThread();
+        done.Notify();
+      });
+    });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+    ASSERT_FALSE(inline_ran.load());
+    ASSERT_TRUE(current_ok.load());
+  }
+}
+
 TEST(EventLoopInlineTest, NeverTwoRunnersAndPostsKeepTheirOrder) {
   // Four threads mix Post and RunInlineOrPost, while the loop also serves
   // an fd and a timer: every callback checks that nothing else of the loop
