@@ -9,11 +9,13 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -1515,6 +1517,49 @@ TEST(ChannelLoopsTest, ADestroyedChannelLeavesNothingOnTheSharedLoop) {
     absl::SleepFor(absl::Milliseconds(30));
   }
   s.b.server->Shutdown(absl::Now());
+}
+
+TEST(ChannelLoopsTest, AChildOfForkGetsLoopsOfItsOwn) {
+  // fork() copies the process-wide group but not its threads: a child's
+  // channel on that copy would wait forever for a loop nobody runs.
+  {
+    int port = 0;
+    Backend b = StartBackend("s", "127.0.0.1:0", &port);
+    ASSERT_NE(b.server, nullptr);
+    auto channel = CreateChannel(absl::StrCat("127.0.0.1:", port),
+                                 InsecureChannelCredentials());
+    auto stub = EchoService::NewStub(channel);
+    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
+    b.server->Shutdown(absl::Now());
+  }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // A server and a channel made in the child; only the exit code counts.
+    int port = 0;
+    Backend b = StartBackend("s", "127.0.0.1:0", &port);
+    if (b.server == nullptr) _exit(2);
+    auto channel = CreateChannel(absl::StrCat("127.0.0.1:", port),
+                                 InsecureChannelCredentials());
+    auto stub = EchoService::NewStub(channel);
+    _exit(Call(stub.get(), false, absl::Seconds(10)).ok() ? 0 : 1);
+  }
+  int status = 0;
+  pid_t waited = 0;
+  // Generous: only a hang (the bug) reaches it.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while ((waited = waitpid(child, &status, WNOHANG)) == 0 &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (waited == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    FAIL() << "the child's call hung";
+  }
+  ASSERT_EQ(waited, child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 using transport::testing::ProcessCpu;

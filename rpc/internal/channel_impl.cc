@@ -1,5 +1,7 @@
 #include "rpc/internal/channel_impl.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -36,8 +38,15 @@ absl::StatusOr<std::shared_ptr<LoopGroup>> DefaultLoopGroup() {
   // Never destroyed: channels may live in static objects, and loop threads
   // idle in epoll_wait at exit cost nothing.
   static std::shared_ptr<LoopGroup>* group = nullptr;
+  // fork() copies the group but none of its threads: a child's channels
+  // would wait forever for loops nobody runs. A child makes a group of its
+  // own; the parent's copy is leaked (its threads do not exist here, so it
+  // cannot be stopped or joined; channels made before the fork keep it).
+  static pid_t group_pid = 0;
   absl::MutexLock lock(&mu);
+  if (group != nullptr && group_pid != getpid()) group = nullptr;
   if (group == nullptr) {
+    group_pid = getpid();
     transport::EventLoopGroup::Options options;
     options.num_threads = 0;  // One per CPU.
     options.name_prefix = "rpc-channel-";
