@@ -347,15 +347,15 @@ void Server::Impl::DispatchToWorker(
 }
 
 transport::EventLoop* Server::Impl::CurrentLoop() const {
-  for (const auto& state : loop_states_) {
-    if (state->loop->IsInLoopThread()) return state->loop;
-  }
-  return nullptr;
+  // The one loop this thread runs (IsInLoopThread alone could be true for a
+  // second loop whose task it runs inline).
+  return transport::EventLoop::Current();
 }
 
 void Server::Impl::OnConnectionClosed(internal::ServerConnection* connection) {
+  transport::EventLoop* const current = CurrentLoop();
   for (auto& state : loop_states_) {
-    if (!state->loop->IsInLoopThread()) continue;
+    if (state->loop != current) continue;
     LoopState* s = state.get();
     s->loop->Post([this, s, connection] {
       if (s->connections.erase(connection) > 0) --num_connections_;
