@@ -198,6 +198,16 @@ void ConnectionDriver::Flush() {
         endpoint_->Writev(absl::Span<const std::string_view>(iovecs_.get(), n));
     ++writev_calls_;
     if (r.outcome == IoOutcome::kError) {
+      if (EventLoop::RunningInline()) {
+        // Closing completes every call of the connection (user callbacks):
+        // never on an inline runner's thread (a blocking caller, maybe
+        // holding a user lock). The loop's own thread does it.
+        write_blocked_ = true;
+        loop_->Post([self = self_, status = r.status] {
+          if (*self != nullptr) (*self)->Abort(status);
+        });
+        return;
+      }
       Abort(r.status);
       return;
     }
@@ -330,9 +340,16 @@ void ConnectionDriver::FinishClose(absl::Status status) {
   if (linger_timer_ != EventLoop::kInvalidTimer) loop_->Cancel(linger_timer_);
   linger_timer_ = EventLoop::kInvalidTimer;
   endpoint_->Close();
-  loop_->Defer([self = self_, status = std::move(status)] {
+  auto closed = [self = self_, status = std::move(status)] {
     if (*self != nullptr) (*self)->owner_->OnDriverClosed(status);
-  });
+  };
+  // OnDriverClosed completes every call: on an inline runner it is posted to
+  // the loop's own thread (as a write error above).
+  if (EventLoop::RunningInline()) {
+    loop_->Post(std::move(closed));
+  } else {
+    loop_->Defer(std::move(closed));
+  }
 }
 
 }  // namespace transport
