@@ -349,6 +349,10 @@ void BindClientReactor(const std::shared_ptr<ChannelInterface>& channel,
     serialized = SerializeToSliceBuffer(*request, &payload);
   std::shared_ptr<ClientCall> call =
       ClientCallBase::NewCall(channel, method, ctx);
+  if (kind == ClientReactorKind::kUnary ||
+      kind == ClientReactorKind::kClientStreaming) {
+    call->set_single_response();
+  }
   auto c =
       std::make_shared<ClientReactorCall>(call, ctx, kind, response, reactor);
   c->Bind(std::move(payload), request != nullptr);

@@ -49,6 +49,7 @@ Status ClientCallBase::BlockingUnary(
     return Status(StatusCode::INTERNAL, "error serializing request");
   }
   std::shared_ptr<ClientCall> call = channel->CreateCall(method, ctx);
+  call->set_single_response();
   StartCall(call, channel, ctx, &payload, /*end=*/true);
   return FinishSingleResponse(ctx, call.get(), response);
 }
@@ -77,11 +78,12 @@ std::shared_ptr<ClientCall> ClientCallBase::NewCall(
 ClientCallBase::ClientCallBase(const std::shared_ptr<ChannelInterface>& channel,
                                const std::string& method, ClientContext* ctx,
                                const google::protobuf::MessageLite* first,
-                               bool end)
+                               bool end, bool single_response)
     : ctx_(ctx) {
   transport::SliceBuffer payload;
   if (first != nullptr) SerializeToSliceBuffer(*first, &payload);
   call_ = channel->CreateCall(method, ctx);
+  if (single_response) call_->set_single_response();
   StartCall(call_, channel, ctx, first != nullptr ? &payload : nullptr, end);
 }
 

@@ -69,9 +69,12 @@ class ClientCallBase {
  protected:
   // Creates the call for `ctx` and starts it, with `first` as its first
   // message (nullptr: none) and `end` to end the requests.
+  // `single_response`: a client-streaming call (ClientCall::
+  // set_single_response).
   ClientCallBase(const std::shared_ptr<ChannelInterface>& channel,
                  const std::string& method, ClientContext* ctx,
-                 const google::protobuf::MessageLite* first, bool end);
+                 const google::protobuf::MessageLite* first, bool end,
+                 bool single_response = false);
   ~ClientCallBase();
 
   // Blocks until the response headers arrived (GetServerInitialMetadata).
@@ -149,7 +152,8 @@ class ClientWriter final : private internal::ClientCallBase {
   template <typename Resp>
   ClientWriter(const std::shared_ptr<ChannelInterface>& channel,
                const std::string& path, ClientContext* ctx, Resp* response)
-      : ClientCallBase(channel, path, ctx, nullptr, /*end=*/false),
+      : ClientCallBase(channel, path, ctx, nullptr, /*end=*/false,
+                       /*single_response=*/true),
         response_(response) {}
   void WaitForInitialMetadata() { ClientCallBase::WaitForInitialMetadata(); }
   bool Write(const W& msg) { return ClientCallBase::Write(msg); }

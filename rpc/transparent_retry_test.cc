@@ -4,7 +4,8 @@
 // and calls queued for the server's MAX_CONCURRENT_STREAMS follow
 // wait-for-ready semantics when their connection fails. The server is
 // scripted: a sans-IO transport::Connection over a loopback socket on a
-// thread of the test. Every wait is bounded.
+// thread of the test. Every wait is bounded. Also gRPC's cardinality rule
+// (a second response message on a unary call), with the same server.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -68,6 +69,10 @@ class ScriptedServer {
     bool hold = false;
     // As hold, and once a request arrived, read nothing more (no PING ACK).
     bool stall = false;
+    // The answer's response messages and the octets of each (a unary call
+    // takes one: more break gRPC's cardinality rule).
+    int response_messages = 1;
+    size_t response_bytes = 0;
     // Set: each request ended is answered with these frames instead (for
     // its stream id; HPACK literals without indexing only), written after
     // our own output.
@@ -195,14 +200,25 @@ class ScriptedServer {
     }
   }
 
-  void Answer(transport::Connection* conn, uint32_t id, size_t body_bytes) {
+  void Answer(transport::Connection* conn, const Plan& plan, uint32_t id,
+              size_t body_bytes) {
     const hpack::HeaderField headers[] = {{":status", "200"},
                                           {"content-type", "application/grpc"}};
     const hpack::HeaderField trailers[] = {{"grpc-status", "0"}};
     if (!conn->SubmitHeaders(id, headers, false).ok()) return;
-    transport::SliceBuffer empty_message;
-    empty_message.Append(std::string_view("\0\0\0\0\0", 5));
-    conn->SubmitData(id, std::move(empty_message), false).IgnoreError();
+    for (int i = 0; i < plan.response_messages; ++i) {
+      // Zeros (not a valid EchoResponse unless empty: only the cardinality
+      // tests send more, and their calls fail before parsing).
+      const size_t n = plan.response_bytes;
+      std::string message(5 + n, '\0');
+      message[1] = static_cast<char>(n >> 24);
+      message[2] = static_cast<char>(n >> 16);
+      message[3] = static_cast<char>(n >> 8);
+      message[4] = static_cast<char>(n);
+      transport::SliceBuffer framed;
+      framed.Append(std::string_view(message));
+      conn->SubmitData(id, std::move(framed), false).IgnoreError();
+    }
     conn->SubmitTrailers(id, trailers).IgnoreError();
     absl::MutexLock lock(&mu_);
     ++answered_;
@@ -286,7 +302,7 @@ class ScriptedServer {
           continue;
         }
         if (goaway_keep != 0 && id != goaway_keep) continue;
-        Answer(&conn, id, l.body_bytes[id]);
+        Answer(&conn, plan, id, l.body_bytes[id]);
         if (goaway_keep != 0) close_after_answer = true;
       }
     }
@@ -344,6 +360,50 @@ Status Finish(AsyncEcho* call) {
   Status s = call->status;
   delete call;
   return s;
+}
+
+// gRPC's cardinality rule: a unary call takes one response message; a
+// second fails the call with INTERNAL and resets the stream.
+ScriptedServer::Plan TwoResponses(size_t bytes) {
+  ScriptedServer::Plan plan;
+  plan.response_messages = 2;
+  plan.response_bytes = bytes;
+  return plan;
+}
+
+Status BlockingEcho(EchoService::Stub* stub) {
+  ClientContext ctx;
+  ctx.set_deadline(absl::Now() + absl::Seconds(30));
+  EchoRequest req;
+  EchoResponse resp;
+  return stub->Echo(&ctx, req, &resp);
+}
+
+TEST(CardinalityTest, ASecondResponseMessageFailsAUnaryCall) {
+  ScriptedServer server({TwoResponses(0)});
+  auto stub = EchoService::NewStub(
+      CreateChannel(server.target(), InsecureChannelCredentials()));
+  Status s = BlockingEcho(stub.get());
+  EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s.error_message();
+  EXPECT_NE(s.error_message().find("cardinality"), std::string::npos)
+      << s.error_message();
+  s = Finish(StartEcho(stub.get()));
+  EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s.error_message();
+}
+
+TEST(CardinalityTest, ASecondMessageBeyondTheReadBoundDoesNotStallTheCall) {
+  // Once the first message (at least read_bound, 256 KiB) is queued, the
+  // octets that follow are owed until the caller reads, and a blocking
+  // unary call reads after the status: a second message larger than the
+  // stream window (1 MiB) would hold the trailers back until the deadline.
+  // Its first octets must end the call at once.
+  ScriptedServer server({TwoResponses(1536 << 10)});
+  auto stub = EchoService::NewStub(
+      CreateChannel(server.target(), InsecureChannelCredentials()));
+  const Status s = BlockingEcho(stub.get());
+  EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s.error_message();
+  EXPECT_NE(s.error_message().find("cardinality"), std::string::npos)
+      << s.error_message();
 }
 
 TEST(TransparentRetryTest, RefusedStreamIsRetriedOnTheSameConnection) {

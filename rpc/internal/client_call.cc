@@ -455,13 +455,28 @@ void ClientCall::LoopOnData(transport::Slice data) {
   // reference to it) while this runs.
   std::shared_ptr<ClientCall> keep;
   if (observer_ != nullptr) keep = shared_from_this();
+  // gRPC's cardinality rule (set_single_response): octets beyond the one
+  // message end the call, before a second message reaches anyone. As
+  // grpc-go ("cardinality violation") and grpc-java: INTERNAL, and the
+  // stream is reset (LoopFail).
+  auto cardinality_violated = [this] {
+    return single_response_ && messages_received_ > 0;
+  };
+  const Status violation(StatusCode::INTERNAL,
+                         "cardinality violation: more than one response "
+                         "message on a unary or client-streaming call");
   ReceivedMessage msg;
   while (deframer_.Next(&msg)) {
+    if (cardinality_violated()) {
+      LoopFail(violation);
+      return;
+    }
     transport::SliceBuffer payload;
     if (absl::Status u = decompressor_.Unpack(&msg, &payload); !u.ok()) {
       LoopFail(FromAbslStatus(u));
       return;
     }
+    ++messages_received_;
     if (observer_ == nullptr) {
       core_.PushMessage(std::move(payload));
       continue;
@@ -469,6 +484,9 @@ void ClientCall::LoopOnData(transport::Slice data) {
     rx_queued_ += payload.size() + 5;
     observer_->LoopOnMessage(std::move(payload));
     if (done_loop_) return;
+  }
+  if (cardinality_violated() && deframer_.buffered_bytes() > 0) {
+    LoopFail(violation);
   }
 }
 

@@ -156,6 +156,12 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   // TRANSIENT_FAILURE. Set before Start.
   void set_wait_for_ready(bool wait) { wait_for_ready_ = wait; }
   bool wait_for_ready() const { return wait_for_ready_; }
+  // A unary or client-streaming call: one response message. Octets beyond
+  // it end the call with INTERNAL and reset the stream (gRPC's cardinality
+  // rule; a blocking unary call reads only after the status, so a second
+  // message would otherwise be owed, never read, and stall the stream). Set
+  // before Start.
+  void set_single_response() { single_response_ = true; }
   // Sends the request headers, then `first` (when given) as a message, and
   // ends the requests when `end` is set. Call once, first. *first is moved
   // from (its blocks go to the loop thread).
@@ -284,6 +290,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   const ClientCallOptions options_;
   std::string grpc_encoding_header_for_test_;  // Set before Start.
   bool wait_for_ready_ = false;                // Set before Start.
+  bool single_response_ = false;               // Set before Start.
   CallCore core_;
 
   // Loop only.
@@ -303,6 +310,7 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   int attempts_ = 0;
   int refused_attempts_ = 0;
   MessageDeframer deframer_;
+  size_t messages_received_ = 0;
   MessageDecompressor decompressor_;
   transport::EventLoop::TimerId deadline_timer_ =
       transport::EventLoop::kInvalidTimer;
