@@ -274,6 +274,14 @@ void Server::Impl::Dispatch(std::shared_ptr<internal::ServerCall> call) {
   // Callback handlers return at once: they run inline on this loop thread
   // and never hold or grow the worker pool.
   if (call->method()->callback_handler) {
+    if (transport::EventLoop::RunningInline()) {
+      // Never user code on an inline runner (a sync handler's or a blocking
+      // caller's thread, maybe holding a user lock): the loop's thread.
+      CurrentLoop()->Post([this, call = std::move(call)]() mutable {
+        Dispatch(std::move(call));
+      });
+      return;
+    }
     const Service::Method* method = call->method();
     method->callback_handler(std::move(call));
     return;

@@ -625,7 +625,13 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   if (on_done_) {
     absl::AnyInvocable<void()> on_done = std::move(on_done_);
     on_done_ = nullptr;
-    on_done();
+    if (transport::EventLoop::RunningInline()) {
+      // A user callback never runs on an inline runner (a blocking caller or
+      // a sync handler, maybe holding a user lock): the loop's thread runs it.
+      loop_->Post(std::move(on_done));
+    } else {
+      on_done();
+    }
   }
   // The server ended while we still send: stop our side too.
   ClientTransport* t = transport_;
