@@ -1519,31 +1519,26 @@ TEST(ChannelLoopsTest, ADestroyedChannelLeavesNothingOnTheSharedLoop) {
   s.b.server->Shutdown(absl::Now());
 }
 
+// A call on a new channel (the process-wide group) to a new backend.
+bool CallANewBackend() {
+  int port = 0;
+  Backend b = StartBackend("s", "127.0.0.1:0", &port);
+  if (b.server == nullptr) return false;
+  auto stub = EchoService::NewStub(CreateChannel(
+      absl::StrCat("127.0.0.1:", port), InsecureChannelCredentials()));
+  const bool ok = Call(stub.get(), false, absl::Seconds(10)).ok();
+  b.server->Shutdown(absl::Now());
+  return ok;
+}
+
 TEST(ChannelLoopsTest, AChildOfForkGetsLoopsOfItsOwn) {
   // fork() copies the process-wide group but not its threads: a child's
   // channel on that copy would wait forever for a loop nobody runs.
-  {
-    int port = 0;
-    Backend b = StartBackend("s", "127.0.0.1:0", &port);
-    ASSERT_NE(b.server, nullptr);
-    auto channel = CreateChannel(absl::StrCat("127.0.0.1:", port),
-                                 InsecureChannelCredentials());
-    auto stub = EchoService::NewStub(channel);
-    ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
-    b.server->Shutdown(absl::Now());
-  }
+  ASSERT_TRUE(CallANewBackend());  // The group exists, its threads run.
   const pid_t child = fork();
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    // A server and a channel made in the child; only the exit code counts.
-    int port = 0;
-    Backend b = StartBackend("s", "127.0.0.1:0", &port);
-    if (b.server == nullptr) _exit(2);
-    auto channel = CreateChannel(absl::StrCat("127.0.0.1:", port),
-                                 InsecureChannelCredentials());
-    auto stub = EchoService::NewStub(channel);
-    _exit(Call(stub.get(), false, absl::Seconds(10)).ok() ? 0 : 1);
-  }
+  // A server and a channel made in the child; only the exit code counts.
+  if (child == 0) _exit(CallANewBackend() ? 0 : 1);
   int status = 0;
   pid_t waited = 0;
   // Generous: only a hang (the bug) reaches it.

@@ -583,6 +583,7 @@ TEST(EventLoopInlineTest, ALoopThreadNeverRunsAnotherLoopInline) {
     }
     ASSERT_TRUE(ok) << "the loop never slept";
     absl::Notification done;
+    absl::Notification returned;
     std::atomic<bool> inline_ran{false};
     std::atomic<bool> current_ok{false};
     loop1->Post([&] {
@@ -590,8 +591,10 @@ TEST(EventLoopInlineTest, ALoopThreadNeverRunsAnotherLoopInline) {
         current_ok = EventLoop::Current() == loop2 && !loop1->IsInLoopThread();
         done.Notify();
       });
+      returned.Notify();
     });
     ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+    ASSERT_TRUE(returned.WaitForNotificationWithTimeout(kWait));
     ASSERT_FALSE(inline_ran.load());
     ASSERT_TRUE(current_ok.load());
   }
