@@ -257,7 +257,16 @@ void ClientCall::LoopReleaseWriteCredit() {
     return;
   }
   loop_inflight_ = 0;
-  if (!done_loop_) observer_->LoopOnWriteCredit();
+  if (done_loop_) return;
+  if (transport::EventLoop::RunningInline()) {
+    // Reactions never run on an inline runner (another call's blocking
+    // caller, whose flush released this credit): the loop's thread.
+    loop_->Post([self = shared_from_this()] {
+      if (!self->done_loop_) self->observer_->LoopOnWriteCredit();
+    });
+    return;
+  }
+  observer_->LoopOnWriteCredit();
 }
 
 void ClientCall::LoopStart(ClientTransport* transport) {
@@ -643,6 +652,10 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   if (observer_ != nullptr) {
     // Last: its reactions may end every other reference to the call.
     std::shared_ptr<ClientCall> keep = shared_from_this();
+    if (transport::EventLoop::RunningInline()) {
+      loop_->Post([keep, clean] { keep->observer_->LoopOnStatus(clean); });
+      return;
+    }
     observer_->LoopOnStatus(clean);
   }
 }
