@@ -613,6 +613,12 @@ void ServerCall::ReleaseCallbackState() {
 
 void ServerCall::Pump() {
   if (in_pump_ || reactor_ == nullptr) return;
+  if (transport::EventLoop::RunningInline()) {
+    // Reactions never run on an inline runner (another call's sync handler
+    // or blocking caller, whose flush made them due): the loop's thread.
+    loop_->Post([self = shared_from_this()] { self->Pump(); });
+    return;
+  }
   in_pump_ = true;
   std::shared_ptr<ServerCall> keep;  // Set when OnDone is delivered.
   for (;;) {
