@@ -27,9 +27,8 @@ using transport::testing::WaitUntil;
 
 // The known bugs whose fixes are merged: their violations fail. Add an id
 // here when its fix lands. Still open: 8 (our server's RST_STREAM flood
-// limit closes a client that resets thousands of calls a second) and 10
-// (Pump's walk of the write queue; the soak only).
-const std::set<int> kFixedKnownBugs = {1, 2, 3, 4, 5, 6, 7, 9};
+// limit closes a client that resets thousands of calls a second).
+const std::set<int> kFixedKnownBugs = {1, 2, 3, 4, 5, 6, 7, 9, 10};
 
 std::set<int>& EnforcedBugs() {
   static std::set<int>* ids = new std::set<int>(kFixedKnownBugs);

@@ -491,7 +491,7 @@ void Connection::Impl::Kill(ConnectionError error, Http2ErrorCode stream_code,
     decoder_.Stop(Http2Error::Connection(error_.code(), error_.DebugData()));
   }
   write_queue_.clear();
-  write_head_ = 0;
+  conn_blocked_.clear();
   pending_.clear();
   pending_head_ = 0;
   std::vector<uint32_t> ids;
@@ -525,6 +525,7 @@ void Connection::Impl::AfterCall() {
     if (!progressed) break;
   }
   MaybeDrained();
+  ++call_gen_;  // What is still queued now, the application saw queued.
   for (auto& s : graveyard_) {
     if (pool_.size() < kStreamPoolSize) pool_.push_back(std::move(s));
   }
@@ -666,6 +667,7 @@ int64_t Connection::stream_send_window(uint32_t stream_id) const {
 uint32_t Connection::last_accepted_stream_id() const {
   return impl_->last_accepted_stream_id();
 }
+uint64_t Connection::stream_lookups() const { return impl_->stream_lookups(); }
 bool Connection::local_stream_ids_exhausted() const {
   return impl_->local_stream_ids_exhausted();
 }

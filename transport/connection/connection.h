@@ -484,6 +484,11 @@ class Connection {
   // into the output; only grows. A server's ping policy resets its strikes
   // when this moves (gRPC: pings are fine while we send data or headers).
   uint64_t headers_or_data_sent() const;
+  // How many times the stream table was searched by id (every submit, every
+  // frame on a stream, every step of the DATA pump); only grows. For tests
+  // that count the work a call does (connection_scale_test: the cost of a
+  // submit does not grow with the number of streams queued).
+  uint64_t stream_lookups() const;
   // Every stream id of ours is used: no new stream can be opened (a client
   // opens a new connection).
   bool local_stream_ids_exhausted() const;

@@ -110,6 +110,7 @@ class Connection::Impl : public FrameListener {
   int64_t stream_send_window(uint32_t stream_id) const;
   uint32_t last_accepted_stream_id() const { return last_accepted_id_; }
   uint64_t headers_or_data_sent() const { return headers_or_data_sent_; }
+  uint64_t stream_lookups() const { return stream_lookups_; }
   bool local_stream_ids_exhausted() const {
     return next_local_id_ > kMaxStreamId;
   }
@@ -129,6 +130,33 @@ class Connection::Impl : public FrameListener {
 
    private:
     Impl* impl_;
+  };
+
+  // A FIFO of stream ids: a vector and its consumed front, compacted now and
+  // then (amortized O(1) per id).
+  class IdQueue {
+   public:
+    bool empty() const { return head_ == ids_.size(); }
+    void push_back(uint32_t id) { ids_.push_back(id); }
+    uint32_t pop_front() {
+      const uint32_t id = ids_[head_++];
+      if (head_ == ids_.size()) {
+        clear();
+      } else if (head_ > 64 && head_ * 2 > ids_.size()) {
+        ids_.erase(ids_.begin(), ids_.begin() + static_cast<ptrdiff_t>(head_));
+        head_ = 0;
+      }
+      return id;
+    }
+    void clear() {
+      ids_.clear();
+      head_ = 0;
+    }
+    void reserve(size_t n) { ids_.reserve(n); }
+
+   private:
+    std::vector<uint32_t> ids_;
+    size_t head_ = 0;
   };
 
   // What Pump's per-stream step achieved.
@@ -213,6 +241,7 @@ class Connection::Impl : public FrameListener {
 
   // ---- Streams and errors (connection.cc) ----
   Stream* FindStream(uint32_t stream_id) const {
+    ++stream_lookups_;
     auto it = streams_.find(stream_id);
     return it == streams_.end() ? nullptr : it->second;
   }
@@ -359,8 +388,18 @@ class Connection::Impl : public FrameListener {
   std::vector<uint32_t> closed_ids_;  // OnStreamClosed still due.
   size_t closed_head_ = 0;
   std::vector<uint32_t> writable_ids_;  // OnStreamWritable still due.
-  std::vector<uint32_t> write_queue_;   // Round-robin of streams with output.
-  size_t write_head_ = 0;
+  // The DATA pump's round-robin, as two FIFOs of stream ids (a stream is in
+  // at most one: Stream::in_write_queue; ids of closed streams are skipped).
+  // write_queue_: streams with output to move. conn_blocked_: streams that
+  // found the connection window spent, in the order they found it; they are
+  // served first once it opens, so a spent window costs nothing per submit
+  // however many streams wait for it.
+  IdQueue write_queue_;
+  IdQueue conn_blocked_;
+  // Outermost calls finished (the epilogue counts them): a stream enqueued
+  // in an earlier call than the one that drains it was seen queued by the
+  // application (Stream::queued_call), so it is owed OnStreamWritable.
+  uint64_t call_gen_ = 0;
   std::vector<uint32_t> pending_;  // Client streams waiting to start (FIFO).
   size_t pending_head_ = 0;
   size_t pending_count_ = 0;  // Streams in kPending.
@@ -371,7 +410,8 @@ class Connection::Impl : public FrameListener {
   uint32_t last_peer_id_ = 0;      // Highest peer id seen (opened or not).
   uint32_t last_accepted_id_ = 0;  // Highest peer id handed to the listener.
   size_t queued_send_bytes_ = 0;
-  uint64_t headers_or_data_sent_ = 0;  // HEADERS/DATA writes, for pings.
+  uint64_t headers_or_data_sent_ = 0;    // HEADERS/DATA writes, for pings.
+  mutable uint64_t stream_lookups_ = 0;  // FindStream calls (tests).
   // Ids recently closed by both END_STREAMs or the peer's RST_STREAM (ring),
   // and ranges of peer ids skipped by a higher one (ring of [first, last]).
   static constexpr size_t kClosedMemory = 128;

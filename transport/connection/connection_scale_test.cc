@@ -2,7 +2,8 @@
 // answered late (RFC 9113 5.1, 6.4), streams whose application does not read
 // beside one that does (the receive policy, 6.9), and streams we reset still
 // counted against the peer's MAX_CONCURRENT_STREAMS until it has seen the
-// reset (5.1.2).
+// reset (5.1.2), and 20,000 answers queued behind the output's high-water
+// mark or a spent connection window (the DATA pump's cost per submit).
 
 #include <cstdint>
 #include <memory>
@@ -382,6 +383,128 @@ TEST_F(ResetCountTest, GoAwayForgetsTheResets) {
   EXPECT_THAT(events_.Matching("reset"),
               ElementsAre("reset 5 REFUSED_STREAM remote"));
   EXPECT_EQ(conn_->NextDeadline(), kNoDeadline);
+}
+
+// ---- The DATA pump: the cost of a submit does not grow with the queue ----
+
+// A server answering kAnswers calls on one connection (headers, a message,
+// trailers; the requests stay open, so every stream stays listed) while the
+// peer does not read (the output above its high-water mark) or while the
+// connection window is spent: each submit's work (stream table searches,
+// Connection::stream_lookups) is bounded by a constant, not by the number of
+// streams already queued, and so is the drain's per stream. Every stream
+// left with output queued by its submits gets OnStreamWritable once it
+// drained, and the others none.
+class PumpScaleTest : public ScaleTest {
+ protected:
+  static constexpr int kAnswers = 20000;
+  // Searches per submit, and per stream while draining.
+  static constexpr uint64_t kLookupsPerStep = 4;
+
+  void Open(ConnectionOptions o, uint32_t extra_connection_window) {
+    o.local_settings.max_concurrent_streams = kAnswers;
+    Init(o, Role::kClient);
+    if (extra_connection_window > 0) {
+      peer_->WindowUpdate(0, extra_connection_window);
+    }
+    for (int i = 0; i < kAnswers; ++i) {
+      peer_->Headers(Id(i), PostRequest(), /*end_stream=*/false);
+    }
+    ASSERT_TRUE(Feed());
+    ReadFrames();
+    events_.Clear();
+    events_.record_noise = true;
+  }
+  static uint32_t Id(int i) { return static_cast<uint32_t>(2 * i + 1); }
+  // Headers, a message of `size` octets and trailers on every stream;
+  // returns how many stream table searches they took and notes the streams
+  // left with output queued (owed OnStreamWritable).
+  uint64_t AnswerAll(size_t size) {
+    const uint64_t before = conn_->stream_lookups();
+    uint64_t excluded = 0;
+    for (int i = 0; i < kAnswers; ++i) {
+      const uint32_t id = Id(i);
+      EXPECT_TRUE(conn_->SubmitHeaders(id, View(Response()), false).ok());
+      SliceBuffer message;
+      message.Append(std::string(size, 'm'));
+      EXPECT_TRUE(conn_->SubmitData(id, std::move(message), false).ok());
+      EXPECT_TRUE(conn_->SubmitTrailers(id, View({{"grpc-status", "0"}})).ok());
+      // Trailers wait only behind DATA.
+      const uint64_t checked = conn_->stream_lookups();
+      if (conn_->stream_queued_bytes(id) > 0) {
+        waited_.push_back("writable " + std::to_string(id));
+      }
+      excluded += conn_->stream_lookups() - checked;
+    }
+    return conn_->stream_lookups() - before - excluded;
+  }
+  // Reads until nothing more comes (each read lets the pump refill the
+  // output up to the high-water mark), giving `update` octets of connection
+  // credit before each (0: none); at most `rounds` reads.
+  std::vector<PeerFrame> Drain(uint32_t update, int rounds) {
+    std::vector<PeerFrame> all;
+    for (int r = 0; r < rounds; ++r) {
+      if (update > 0) {
+        peer_->WindowUpdate(0, update);
+        EXPECT_TRUE(Feed());
+      }
+      std::vector<PeerFrame> frames = ReadFrames();
+      if (frames.empty()) break;
+      for (PeerFrame& f : frames) all.push_back(std::move(f));
+    }
+    return all;
+  }
+  static size_t CountEnds(const std::vector<PeerFrame>& frames) {
+    size_t n = 0;
+    for (const PeerFrame& f : frames) {
+      if (f.type == FrameType::kHeaders && f.end_stream) ++n;
+    }
+    return n;
+  }
+
+  Lines waited_;  // "writable <id>" lines due, in order.
+};
+
+TEST_F(PumpScaleTest, SubmitsAboveTheHighWaterMarkCostTheSameAtAnyQueueLength) {
+  ConnectionOptions o = ServerOptions();
+  o.output_high_water = 4096;  // Reached after a few hundred answers.
+  ASSERT_NO_FATAL_FAILURE(Open(o, /*extra_connection_window=*/1 << 24));
+  EXPECT_LE(AnswerAll(10), kLookupsPerStep * 3 * kAnswers);
+  EXPECT_GT(waited_.size(), static_cast<size_t>(kAnswers) * 9 / 10);
+  const uint64_t before = conn_->stream_lookups();
+  const std::vector<PeerFrame> frames = Drain(0, 2 * kAnswers);
+  EXPECT_EQ(conn_->queued_send_bytes(), 0u);
+  EXPECT_LE(conn_->stream_lookups() - before, kLookupsPerStep * kAnswers);
+  EXPECT_EQ(CountEnds(frames), static_cast<size_t>(kAnswers));
+  EXPECT_EQ(events_.Matching("writable"), waited_);
+}
+
+TEST_F(PumpScaleTest,
+       SubmitsBlockedOnTheConnectionWindowCostTheSameAtAnyQueueLength) {
+  ConnectionOptions o = ServerOptions();
+  o.output_high_water = size_t{1} << 30;  // Only the window holds DATA.
+  ASSERT_NO_FATAL_FAILURE(Open(o, /*extra_connection_window=*/0));
+  // 85-octet messages: the 65535-octet window takes 771 of them exactly.
+  constexpr int kFit = 65535 / 85;
+  EXPECT_LE(AnswerAll(85), kLookupsPerStep * 3 * kAnswers);
+  EXPECT_EQ(waited_.size(), static_cast<size_t>(kAnswers - kFit));
+  std::vector<PeerFrame> frames = ReadFrames();
+  EXPECT_EQ(CountEnds(frames), static_cast<size_t>(kFit));
+  // The peer credits the connection ten messages at a time: the streams the
+  // window held go out in the order they were held, one frame each.
+  const uint64_t before = conn_->stream_lookups();
+  frames = Drain(/*update=*/850, /*rounds=*/2 * kAnswers);
+  EXPECT_EQ(conn_->queued_send_bytes(), 0u);
+  EXPECT_LE(conn_->stream_lookups() - before, kLookupsPerStep * kAnswers);
+  Lines data_ids;
+  for (const PeerFrame& f : frames) {
+    if (f.type == FrameType::kData) {
+      data_ids.push_back("writable " + std::to_string(f.stream_id));
+    }
+  }
+  EXPECT_EQ(data_ids, waited_);
+  EXPECT_EQ(CountEnds(frames), static_cast<size_t>(kAnswers - kFit));
+  EXPECT_EQ(events_.Matching("writable"), waited_);
 }
 
 }  // namespace

@@ -223,7 +223,8 @@ void Connection::Impl::MarkWritableDue(Stream* s) {
   // owed OnStreamWritable. An outermost submit runs the pump in its own
   // epilogue: if the data moves there, the caller sees
   // stream_queued_bytes() == 0 on return and needs no event; if it has to
-  // wait, Pump marks the stream.
+  // wait, Pump owes it the event: the stream was listed in an earlier call
+  // than the one it drains in (Stream::queued_call), or found a window spent.
   if (depth_ > 1 || s->state == StreamState::kPending) s->waited = true;
 }
 
@@ -233,6 +234,7 @@ void Connection::Impl::Enqueue(Stream* s) {
     return;
   }
   s->in_write_queue = true;
+  s->queued_call = call_gen_;
   write_queue_.push_back(s->id);
 }
 
@@ -274,19 +276,25 @@ void Connection::Impl::StartStream(Stream* s, const Range& headers) {
 }
 
 bool Connection::Impl::Pump() {
+  // Each step takes one id off a queue and costs O(1): no step walks the
+  // queues, so submitting on n streams costs O(n) however many wait.
   bool wrote = false;
-  size_t stalled = 0;  // Streams in a row blocked on the connection window.
-  while (write_head_ < write_queue_.size() && !dead_) {
-    if (output_.size() >= options_.output_high_water) {
-      // The peer is not reading fast enough: leave the rest queued.
-      for (size_t i = write_head_; i < write_queue_.size(); ++i) {
-        Stream* s = FindStream(write_queue_[i]);
-        if (s != nullptr) s->waited = true;
-      }
+  while (!dead_) {
+    // The peer is not reading fast enough: leave the rest queued (what is
+    // still queued when the call returns is owed OnStreamWritable through
+    // Stream::queued_call).
+    if (output_.size() >= options_.output_high_water) break;
+    // The streams the connection window held were ahead of the rest: they go
+    // first once it opens.
+    IdQueue* queue;
+    if (!conn_blocked_.empty() && conn_send_.available() > 0) {
+      queue = &conn_blocked_;
+    } else if (!write_queue_.empty()) {
+      queue = &write_queue_;
+    } else {
       break;
     }
-    if (stalled >= write_queue_.size() - write_head_) break;
-    const uint32_t id = write_queue_[write_head_++];
+    const uint32_t id = queue->pop_front();
     Stream* s = FindStream(id);
     if (s == nullptr || s->state == StreamState::kPending ||
         !s->in_write_queue) {
@@ -296,8 +304,7 @@ bool Connection::Impl::Pump() {
       case WriteResult::kDone:
         s->in_write_queue = false;
         wrote = true;
-        stalled = 0;
-        if (s->waited) {
+        if (s->waited || s->queued_call != call_gen_) {
           s->waited = false;
           // Delivered by the epilogue once the pump has finished.
           if (s->state != StreamState::kClosed) writable_ids_.push_back(id);
@@ -306,28 +313,18 @@ bool Connection::Impl::Pump() {
       case WriteResult::kMore:
         write_queue_.push_back(id);  // Round-robin: one frame per turn.
         wrote = true;
-        stalled = 0;
         break;
       case WriteResult::kBlockedStream:
         s->in_write_queue = false;  // Back on its WINDOW_UPDATE.
         s->waited = true;
         break;
       case WriteResult::kBlockedConnection:
-        write_queue_.push_back(id);
+        // Only from write_queue_ (conn_blocked_ is served while the window
+        // is open): it waits there, in order, without being visited again.
+        conn_blocked_.push_back(id);
         s->waited = true;
-        ++stalled;
         break;
     }
-  }
-  // Drop the consumed front of the queue now and then.
-  if (write_head_ == write_queue_.size()) {
-    write_queue_.clear();
-    write_head_ = 0;
-  } else if (write_head_ > 64 && write_head_ * 2 > write_queue_.size()) {
-    write_queue_.erase(
-        write_queue_.begin(),
-        write_queue_.begin() + static_cast<ptrdiff_t>(write_head_));
-    write_head_ = 0;
   }
   return wrote;
 }

@@ -49,7 +49,11 @@ struct Stream {
   bool in_write_queue = false;  // Listed in the Connection's round-robin.
   // The application could see output queued here (submitted inside a
   // callback, or it had to wait): OnStreamWritable is due once it all moved.
+  // Also due, without this flag, when it moves in a later outermost call than
+  // the one that listed the stream (`queued_call`): the submit returned with
+  // it queued.
   bool waited = false;
+  uint64_t queued_call = 0;  // The Connection's call count when listed.
   bool final_headers_sent = false;
 
   // ---- Receive side ----
@@ -85,6 +89,7 @@ struct Stream {
     request_headers.clear();
     in_write_queue = false;
     waited = false;
+    queued_call = 0;
     final_headers_sent = false;
     final_headers_received = false;
     head_request = false;
