@@ -2,9 +2,10 @@
 // same echo service (rpc_bench/echo.proto). For each implementation it starts
 // the server as a separate process on 127.0.0.1 (port 0; it prints the port),
 // then runs the client process (rpc_bench/*_client.cc), which measures
-//   (a) sequential unary calls with an empty payload: calls/s, p50, p99, and
-//       context switches per call of the client (getrusage, all threads) and
-//       of the server (/proc/PID/task/*/status);
+//   (a) sequential unary calls with an empty payload: calls/s, p50, p99, CPU
+//       per call (client + server), and context switches per call of the
+//       client (getrusage, all threads) and of the server
+//       (/proc/PID/task/*/status);
 //   (b) 32 unary calls outstanding on one connection: calls/s and CPU per
 //       call (client getrusage + server /proc/PID/stat);
 //   (c) one bidi stream echoing 1 KiB (msgs/s) and 64 KiB (MB/s) messages;
@@ -17,17 +18,29 @@
 //   (e) one bidi stream echoing 64 KiB compressible messages (field names +
 //       random bytes) in gzip (both stacks), deflate and zstd (ours): MB/s,
 //       and the codec's ratio on that payload (ours' compression::Compressor);
-// and the floor of (a): a raw loopback TCP ping-pong of 64 octets between two
+// then the concurrency sweep on the same pair of processes: --sweep unary
+// calls in flight (async clients, each completion starts the next call) on
+// each of --sweep_channels channel counts: calls/s, p99, CPU per call; and
+// the floor of (a): a raw loopback TCP ping-pong of 64 octets between two
 // processes (rpc_bench/pingpong.cc), blocking and spinning, measured as (a).
+// With --callback_rows=1 (the default) (a)-(c) also run on the callback
+// servers (blocking client), and on callback servers with callback clients
+// ((a) a chain of one async call at a time, (c) a bidi reactor), for each
+// workload both stacks' APIs have; and (a) on ours with busy-poll
+// (--busy_poll_us) on both sides.
 // It repeats all that --reps times, interleaved: each repetition runs the two
-// floors, then both stacks, ours first in odd repetitions and grpc++ first in
-// even ones. It prints the medians in two tables (ours, grpc++, the ratio ours
-// / grpc++, and the floor rows in the (a) columns), how far each stack's (a)
-// is from the blocking floor, and with --json=PATH writes every median there.
+// floors, then each pair of rows (ours, grpc++), ours first in odd
+// repetitions and grpc++ first in even ones. It prints the medians in two
+// tables (ours, grpc++, the ratio ours / grpc++, and the floor rows in the (a)
+// columns), how far each stack's (a) is from the blocking floor, and with
+// --json=PATH writes every median there.
 //
 // Flags: --duration=S per workload (3), --reps=N (3), --pin=0|1 (0; 1: server
 // on CPU 0, client on CPU 1, when there are two CPUs), --compression_only=1
-// (only (d) and (e), no floor), --json=PATH, and the binaries
+// (only (d) and (e), no floor, sweep or extra rows), --json=PATH,
+// --sweep=1,8,64,512 (empty: no sweep), --sweep_channels=1,8,
+// --callback_rows=0|1 (1), --busy_poll_us=N (50; 0: no busy-poll row), and the
+// binaries
 // (--ours_server= --ours_client= --grpc_server= --grpc_client= --pingpong=,
 // set by BUILD; without --pingpong there are no floor rows).
 
@@ -185,17 +198,52 @@ bool RunPair(std::vector<std::string> server_args,
   return ok;
 }
 
+// What the driver runs: rows of the rpc stacks (a stack's server and client
+// with flags), and the two floors. Each has the key of its results (in
+// `median` and in --json) and its row name in the tables.
+struct Impl {
+  const char* key;
+  const char* row;
+  const char* stack;  // "ours" or "grpc": which binaries; "" for the floors
+  std::vector<std::string> server_flags;
+  std::vector<std::string> client_flags;
+  // The client phases it runs ("abc", "ab", "a", "identity", "compressed",
+  // "sweep"); the main rows run them all, the callback and busy-poll rows
+  // only the workloads their API has on both sides.
+  std::vector<std::string> phases;
+};
+
+struct Options {
+  double duration = 3;
+  bool pin = false;
+  std::string sweep;           // --sweep= for the clients; empty: no sweep
+  std::string sweep_channels;  // --sweep_channels=
+  int sweep_points = 0;        // sweep x sweep_channels
+};
+
 // One phase of one repetition of an rpc implementation.
-bool RunOnce(const std::string& server_bin, const std::string& client_bin,
-             const std::string& phase, double duration, bool pin,
-             Results* out) {
-  std::vector<std::string> server_args = {server_bin};
+bool RunOnce(std::map<std::string, std::string>& flags, const Impl& impl,
+             const std::string& phase, const Options& o, Results* out) {
+  std::vector<std::string> server_args = {
+      flags[std::string(impl.stack) + "_server"]};
+  server_args.insert(server_args.end(), impl.server_flags.begin(),
+                     impl.server_flags.end());
   if (phase == "compressed") server_args.push_back("--compression=gzip");
-  // At most four timed workloads plus warm-ups and connection setup.
-  return RunPair(server_args,
-                 {client_bin, "--duration=" + std::to_string(duration),
-                  "--phase=" + phase},
-                 duration * 4 * 1.5 + 30, pin, out);
+  std::vector<std::string> client_args = {
+      flags[std::string(impl.stack) + "_client"],
+      "--duration=" + std::to_string(o.duration), "--phase=" + phase};
+  client_args.insert(client_args.end(), impl.client_flags.begin(),
+                     impl.client_flags.end());
+  // At most four timed workloads (or the sweep's points) plus warm-ups and
+  // connection setup.
+  double workloads = 4;
+  if (phase == "sweep") {
+    client_args.push_back("--sweep=" + o.sweep);
+    client_args.push_back("--sweep_channels=" + o.sweep_channels);
+    workloads = o.sweep_points;
+  }
+  return RunPair(server_args, client_args, o.duration * workloads * 1.5 + 30,
+                 o.pin, out);
 }
 
 // One repetition of the floor: raw TCP ping-pong, blocking or spinning.
@@ -232,6 +280,7 @@ const Column kColumns[] = {
     {"c64k_mb_per_s", "(c) 64 KiB MB/s"},
     {"a_client_cs_per_call", "(a) client cs/call"},
     {"a_server_cs_per_call", "(a) server cs/call"},
+    {"a_cpu_us_per_call", "(a) CPU us/call"},
 };
 
 const Column kCompressionColumns[] = {
@@ -248,16 +297,52 @@ const Column kCompressionColumns[] = {
     {"d_identity_server_cs_per_call", "(d) identity server cs/call"},
 };
 
-// What the driver runs: the two rpc stacks and the two floors, each with the
-// key of its results and its row name.
-struct Impl {
-  const char* key;  // in `median` and in --json
-  const char* row;  // in the tables
+// The rows. The main two run every phase; the others only the workloads
+// whose API both their server and client have on main (a phase a row does
+// not run prints "-"): ours' callback server has Unary only (Stream stays a
+// blocking handler until the server reactors land), ours' callback client
+// has stub->async() unary only (no ClientBidiReactor yet for (c)).
+const Impl kOurs{"ours", "ours", "ours",
+                 {},     {},     {"abc", "identity", "compressed", "sweep"}};
+const Impl kGrpc{"grpc", "grpc++", "grpc",
+                 {},     {},       {"abc", "identity", "compressed", "sweep"}};
+const Impl kOursCallbackServer{"ours_callback_server",
+                               "ours, callback server",
+                               "ours",
+                               {"--callback=1"},
+                               {},
+                               {"ab"}};
+const Impl kGrpcCallbackServer{"grpc_callback_server",
+                               "grpc++, callback server",
+                               "grpc",
+                               {"--callback=1"},
+                               {},
+                               {"abc"}};
+const Impl kOursCallback{"ours_callback",
+                         "ours, callback server and client",
+                         "ours",
+                         {"--callback=1"},
+                         {"--api=callback"},
+                         {"ab"}};
+const Impl kGrpcCallback{"grpc_callback",
+                         "grpc++, callback server and client",
+                         "grpc",
+                         {"--callback=1"},
+                         {"--api=callback"},
+                         {"abc"}};
+// Its flags get --busy_poll_us=N (--busy_poll_us of the driver) in main.
+const Impl kOursBusyPoll{
+    "ours_busy_poll", "ours, busy-poll", "ours", {}, {}, {"a"}};
+const Impl kFloorBlocking{"floor_blocking", "floor (blocking)", "", {}, {}, {}};
+const Impl kFloorSpinning{"floor_spinning", "floor (spinning)", "", {}, {}, {}};
+
+// A row of the stacks' tables: `impl`'s medians, or (with a title) the
+// ratio of `impl`'s over `versus`'.
+struct Row {
+  const Impl* impl;
+  const Impl* versus = nullptr;
+  const char* ratio_title = nullptr;
 };
-const Impl kOurs{"ours", "ours"};
-const Impl kGrpc{"grpc", "grpc++"};
-const Impl kFloorBlocking{"floor_blocking", "floor (blocking)"};
-const Impl kFloorSpinning{"floor_spinning", "floor (spinning)"};
 
 void PrintRow(const char* name, const Column* columns, size_t n,
               const Results& r) {
@@ -274,47 +359,58 @@ void PrintRow(const char* name, const Column* columns, size_t n,
   std::printf("\n");
 }
 
-// The table of `columns`: ours, grpc++, their ratio, then the floor rows when
-// they were measured (only the (a) columns are filled there).
+void PrintRatioRow(const char* name, const Column* columns, size_t n,
+                   const Results& a, const Results& b) {
+  std::printf("| %s | ", name);
+  for (size_t i = 0; i < n; ++i) {
+    auto x = a.find(columns[i].key), y = b.find(columns[i].key);
+    if (x == a.end() || y == b.end() || y->second <= 0) {
+      std::printf("- | ");
+    } else {
+      std::printf("%.2fx | ", x->second / y->second);
+    }
+  }
+  std::printf("\n");
+}
+
+// The table of `columns`: `rows` (ours, grpc++, their ratio first, as
+// before), then the floor rows when they were measured (only the (a)
+// columns are filled there).
 template <size_t N>
-void PrintTable(const Column (&columns)[N],
+void PrintTable(const Column (&columns)[N], const std::vector<Row>& rows,
                 std::map<std::string, Results>& median, bool floors) {
   std::printf("| | ");
   for (const Column& c : columns) std::printf("%s | ", c.title);
   std::printf("\n|---|");
   for (size_t i = 0; i < N; ++i) std::printf("---:|");
   std::printf("\n");
-  for (const Impl& impl : {kOurs, kGrpc}) {
-    PrintRow(impl.row, columns, N, median[impl.key]);
-  }
-  std::printf("| ours / grpc++ | ");
-  for (const Column& c : columns) {
-    auto a = median["ours"].find(c.key), b = median["grpc"].find(c.key);
-    if (a == median["ours"].end() || b == median["grpc"].end() ||
-        b->second <= 0) {
-      std::printf("- | ");
+  for (const Row& row : rows) {
+    if (row.ratio_title == nullptr) {
+      PrintRow(row.impl->row, columns, N, median[row.impl->key]);
     } else {
-      std::printf("%.2fx | ", a->second / b->second);
+      PrintRatioRow(row.ratio_title, columns, N, median[row.impl->key],
+                    median[row.versus->key]);
     }
   }
-  std::printf("\n");
   if (!floors) return;
-  for (const Impl& impl : {kFloorBlocking, kFloorSpinning}) {
-    PrintRow(impl.row, columns, N, median[impl.key]);
+  for (const Impl* impl : {&kFloorBlocking, &kFloorSpinning}) {
+    PrintRow(impl->row, columns, N, median[impl->key]);
   }
 }
 
 // One line: "(a) against the blocking floor: ours calls/s 0.52x, p50 1.9x,
-// p99 2.1x; grpc++ calls/s ...", each the stack's median over the floor's.
-void PrintFloorRatios(std::map<std::string, Results>& median) {
+// p99 2.1x; grpc++ calls/s ...", each row's median over the floor's.
+void PrintFloorRatios(const std::vector<const Impl*>& impls,
+                      std::map<std::string, Results>& median) {
   const Column kRatios[] = {
       {"a_calls_per_s", "calls/s"}, {"a_p50_us", "p50"}, {"a_p99_us", "p99"}};
   const Results& floor = median[kFloorBlocking.key];
   std::printf("(a) against the blocking floor:");
   const char* sep = " ";
-  for (const Impl& impl : {kOurs, kGrpc}) {
-    const Results& r = median[impl.key];
-    std::printf("%s%s", sep, impl.row);
+  for (const Impl* impl : impls) {
+    const Results& r = median[impl->key];
+    if (r.count("a_calls_per_s") == 0) continue;
+    std::printf("%s%s", sep, impl->row);
     sep = "; ";
     const char* inner = " ";
     for (const Column& c : kRatios) {
@@ -330,9 +426,72 @@ void PrintFloorRatios(std::map<std::string, Results>& median) {
   std::printf("\n");
 }
 
+std::vector<int> IntList(const std::string& v) {
+  std::vector<int> out;
+  std::istringstream in(v);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(std::atoi(item.c_str()));
+  }
+  return out;
+}
+
+// The concurrency sweep: per point (calls in flight x channels) calls/s, p99
+// and CPU per call (client + server) of ours and grpc++, with the ratios.
+void PrintSweep(const std::vector<int>& sweep, const std::vector<int>& channels,
+                std::map<std::string, Results>& median) {
+  struct Metric {
+    const char* suffix;
+    const char* title;
+  };
+  const Metric kMetrics[] = {{"_calls_per_s", "calls/s"},
+                             {"_p99_us", "p99 us"},
+                             {"_cpu_us_per_call", "CPU us/call"}};
+  std::printf("| sweep: in flight | channels | ");
+  for (const Metric& m : kMetrics) {
+    std::printf("ours %s | grpc++ %s | ours / grpc++ | ", m.title, m.title);
+  }
+  std::printf("\n|---:|---:|");
+  for (size_t i = 0; i < 3 * (sizeof(kMetrics) / sizeof(kMetrics[0])); ++i) {
+    std::printf("---:|");
+  }
+  std::printf("\n");
+  const Results& ours = median[kOurs.key];
+  const Results& grpc = median[kGrpc.key];
+  auto cell = [](const Results& r, const std::string& key, double* v) {
+    auto it = r.find(key);
+    if (it == r.end()) {
+      std::printf("- | ");
+      return false;
+    }
+    *v = it->second;
+    std::printf(std::fabs(*v) >= 1000 ? "%.0f | " : "%.3g | ", *v);
+    return true;
+  };
+  for (int nch : channels) {
+    for (int n : sweep) {
+      std::printf("| %d | %d | ", n, nch);
+      const std::string prefix =
+          "sweep_c" + std::to_string(n) + "_ch" + std::to_string(nch);
+      for (const Metric& m : kMetrics) {
+        double a = 0, b = 0;
+        const bool has_a = cell(ours, prefix + m.suffix, &a);
+        const bool has_b = cell(grpc, prefix + m.suffix, &b);
+        if (has_a && has_b && b > 0) {
+          std::printf("%.2fx | ", a / b);
+        } else {
+          std::printf("- | ");
+        }
+      }
+      std::printf("\n");
+    }
+  }
+}
+
 // {"ours": {"a_calls_per_s": ..., ...}, "grpc": {...}, ...}: the medians of
 // every metric, as in the tables but with every key the clients reported.
-bool WriteJson(const std::string& path, double duration, int reps, bool pin,
+bool WriteJson(const std::string& path, int reps, const Options& o,
+               const std::vector<const Impl*>& impls,
                std::map<std::string, Results>& median) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
@@ -341,13 +500,14 @@ bool WriteJson(const std::string& path, double duration, int reps, bool pin,
   }
   std::fprintf(f,
                "{\n  \"config\": {\"duration_s\": %g, \"reps\": %d, "
-               "\"pinned\": %s},\n",
-               duration, reps, pin ? "true" : "false");
+               "\"pinned\": %s, \"sweep\": [%s], \"sweep_channels\": [%s]},\n",
+               o.duration, reps, o.pin ? "true" : "false", o.sweep.c_str(),
+               o.sweep_channels.c_str());
   const char* sep = "";
-  for (const Impl& impl : {kOurs, kGrpc, kFloorBlocking, kFloorSpinning}) {
-    auto it = median.find(impl.key);
+  for (const Impl* impl : impls) {
+    auto it = median.find(impl->key);
     if (it == median.end() || it->second.empty()) continue;
-    std::fprintf(f, "%s  \"%s\": {", sep, impl.key);
+    std::fprintf(f, "%s  \"%s\": {", sep, impl->key);
     sep = ",\n";
     const char* inner = "";
     for (const auto& [k, v] : it->second) {
@@ -371,7 +531,11 @@ int main(int argc, char** argv) {
                                               {"reps", "3"},
                                               {"pin", "0"},
                                               {"compression_only", "0"},
-                                              {"json", ""}};
+                                              {"json", ""},
+                                              {"sweep", "1,8,64,512"},
+                                              {"sweep_channels", "1,8"},
+                                              {"callback_rows", "1"},
+                                              {"busy_poll_us", "50"}};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     size_t eq = a.find('=');
@@ -381,50 +545,95 @@ int main(int argc, char** argv) {
     }
     flags[a.substr(2, eq - 2)] = a.substr(eq + 1);
   }
-  const double duration = std::atof(flags["duration"].c_str());
+  Options o;
+  o.duration = std::atof(flags["duration"].c_str());
   const int reps = std::max(1, std::atoi(flags["reps"].c_str()));
-  const bool pin = flags["pin"] == "1" && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+  o.pin = flags["pin"] == "1" && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
   const bool compression_only = flags["compression_only"] == "1";
   const bool floors = !compression_only && !flags["pingpong"].empty();
+  const std::vector<int> sweep = IntList(flags["sweep"]);
+  const std::vector<int> sweep_channels = IntList(flags["sweep_channels"]);
+  if (!compression_only && !sweep.empty() && !sweep_channels.empty()) {
+    o.sweep = flags["sweep"];
+    o.sweep_channels = flags["sweep_channels"];
+    o.sweep_points = static_cast<int>(sweep.size() * sweep_channels.size());
+  }
+  const int busy_poll_us = std::atoi(flags["busy_poll_us"].c_str());
   signal(SIGPIPE, SIG_IGN);
 
-  std::vector<std::string> phases = {"identity", "compressed"};
-  if (!compression_only) phases.insert(phases.begin(), "abc");
+  // The rows of the stacks' table (each pair: ours, then grpc++ with the
+  // ratio), and the pairs run per repetition, ours first in odd repetitions
+  // and grpc++ first in even ones.
+  Impl busy = kOursBusyPoll;
+  busy.server_flags.push_back("--busy_poll_us=" + std::to_string(busy_poll_us));
+  busy.client_flags.push_back("--busy_poll_us=" + std::to_string(busy_poll_us));
+  struct Pair {
+    const Impl* ours;
+    const Impl* grpc;  // nullptr: the busy-poll row, against grpc++'s main
+    const char* ratio_title;
+  };
+  std::vector<Pair> pairs = {{&kOurs, &kGrpc, "ours / grpc++"}};
+  if (!compression_only && flags["callback_rows"] == "1") {
+    pairs.push_back({&kOursCallbackServer, &kGrpcCallbackServer,
+                     "ours / grpc++, callback server"});
+    pairs.push_back({&kOursCallback, &kGrpcCallback,
+                     "ours / grpc++, callback server and client"});
+  }
+  if (!compression_only && busy_poll_us > 0) {
+    pairs.push_back({&busy, nullptr, "ours busy-poll / grpc++"});
+  }
+  std::vector<Row> rows;
+  for (const Pair& p : pairs) {
+    rows.push_back({p.ours});
+    if (p.grpc != nullptr) rows.push_back({p.grpc});
+    rows.push_back(
+        {p.ours, p.grpc != nullptr ? p.grpc : &kGrpc, p.ratio_title});
+  }
+
+  std::vector<const Impl*> impls;
+  for (const Pair& p : pairs) {
+    impls.push_back(p.ours);
+    if (p.grpc != nullptr) impls.push_back(p.grpc);
+  }
   std::map<std::string, std::map<std::string, std::vector<double>>> all;
   bool ok = true;
-  // Each repetition runs the floors, then both stacks, ours first in odd
-  // repetitions and grpc++ first in even ones, so that a busy stretch of the
-  // machine weighs on both.
   for (int r = 0; r < reps; ++r) {
     if (floors) {
       for (bool spin : {false, true}) {
         Results res;
-        if (!RunFloor(flags["pingpong"], spin, duration, pin, &res)) ok = false;
+        if (!RunFloor(flags["pingpong"], spin, o.duration, o.pin, &res)) {
+          ok = false;
+        }
         const char* key = spin ? kFloorSpinning.key : kFloorBlocking.key;
         for (const auto& [k, v] : res) all[key][k].push_back(v);
       }
     }
-    const Impl order[2] = {r % 2 == 0 ? kOurs : kGrpc,
-                           r % 2 == 0 ? kGrpc : kOurs};
-    for (const Impl& impl : order) {
-      const std::string name = impl.key;
-      Results res;
-      for (const std::string& phase : phases) {
-        if (!RunOnce(flags[name + "_server"], flags[name + "_client"], phase,
-                     duration, pin, &res)) {
-          ok = false;
-        }
+    for (const Pair& p : pairs) {
+      std::vector<const Impl*> order = {p.ours};
+      if (p.grpc != nullptr) {
+        order = r % 2 == 0 ? std::vector<const Impl*>{p.ours, p.grpc}
+                           : std::vector<const Impl*>{p.grpc, p.ours};
       }
-      for (const auto& [k, v] : res) all[name][k].push_back(v);
+      for (const Impl* impl : order) {
+        Results res;
+        for (const std::string& phase : impl->phases) {
+          if (compression_only && phase != "identity" && phase != "compressed")
+            continue;
+          if (phase == "sweep" && o.sweep_points == 0) continue;
+          if (!RunOnce(flags, *impl, phase, o, &res)) ok = false;
+        }
+        for (const auto& [k, v] : res) all[impl->key][k].push_back(v);
+      }
     }
-    std::fprintf(stderr, "rep %d done (%s first)\n", r + 1, order[0].row);
+    std::fprintf(stderr, "rep %d done (%s first)\n", r + 1,
+                 r % 2 == 0 ? "ours" : "grpc++");
   }
   std::map<std::string, Results> median;
   for (const auto& [impl, metrics] : all) {
     for (const auto& [k, v] : metrics) median[impl][k] = Median(v);
   }
-  for (const Impl& impl : {kOurs, kGrpc}) {
-    Results& m = median[impl.key];
+  for (const Impl* impl : {&kOurs, &kGrpc}) {
+    Results& m = median[impl->key];
     if (m.count("d_identity_cpu_us_per_call") &&
         m.count("d_gzip_cpu_us_per_call")) {
       m["d_diff_cpu_us_per_call"] =
@@ -435,15 +644,25 @@ int main(int argc, char** argv) {
   std::printf(
       "rpc_benchmark: %.1f s per workload, median of %d, interleaved "
       "(ours first in odd repetitions), %s\n",
-      duration, reps, pin ? "server on CPU 0, client on CPU 1" : "not pinned");
+      o.duration, reps,
+      o.pin ? "server on CPU 0, client on CPU 1" : "not pinned");
   if (!compression_only) {
-    PrintTable(kColumns, median, floors);
-    if (floors) PrintFloorRatios(median);
+    PrintTable(kColumns, rows, median, floors);
+    if (floors) PrintFloorRatios(impls, median);
     std::printf("\n");
   }
-  PrintTable(kCompressionColumns, median, false);
+  PrintTable(kCompressionColumns,
+             {{&kOurs}, {&kGrpc}, {&kOurs, &kGrpc, "ours / grpc++"}}, median,
+             false);
+  if (o.sweep_points > 0) {
+    std::printf("\n");
+    PrintSweep(sweep, sweep_channels, median);
+  }
+  std::vector<const Impl*> json_impls = impls;
+  json_impls.push_back(&kFloorBlocking);
+  json_impls.push_back(&kFloorSpinning);
   if (!flags["json"].empty() &&
-      !WriteJson(flags["json"], duration, reps, pin, median)) {
+      !WriteJson(flags["json"], reps, o, json_impls, median)) {
     ok = false;
   }
   if (!ok) std::fprintf(stderr, "rpc_benchmark: some runs failed\n");

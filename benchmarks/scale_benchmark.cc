@@ -17,12 +17,24 @@
 //       --worker_idle_ms=--idle_ms; grpc++ has no such setting);
 //   (4) callback burst: on a fresh server with Echo.Unary in callback form,
 //       --callback_calls unary calls sent at once, 50 per connection; the
-//       server's thread count after all are answered.
-// Prints the medians as a table with the ratio ours / grpc++. Exits 1 when a
+//       server's thread count after all are answered;
+//   (5) held calls: on a fresh server with the Hold service (--hold=1,
+//       callback methods on both stacks; echo.proto), --held_calls calls
+//       (unary, then server streaming) sent at once on one connection, and
+//       again spread over --held_conns connections, which the server holds
+//       without answering: once its Stats say every call reached its
+//       handler, the server's RSS growth and heap growth (glibc mallinfo2,
+//       asked through Stats) per call since the connections were ready, its
+//       thread count; then a Release call answers them all (a message, then
+//       OK) and the time until every call ended is the release time. A
+//       server that ends such calls at once (ours' Hold.ServerStream before
+//       the server reactors) gets "-".
+// Prints the medians as tables with the ratio ours / grpc++. Exits 1 when a
 // phase does not complete in 60 s or a call fails.
 //
 // Flags: --conns=N (5000), --reps=N (3), --sync_streams=N (200),
-// --callback_calls=N (1000), --idle_ms=N (500), and the binaries
+// --callback_calls=N (1000), --idle_ms=N (500), --held_calls=N (10000; 0:
+// no (5)), --held_conns=N (100), --held_only=1 (only (5)), and the binaries
 // (--ours_server= --grpc_server=, set by BUILD).
 
 #include <arpa/inet.h>
@@ -40,6 +52,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -144,7 +157,7 @@ double CpuSeconds(pid_t pid) {
 // ---- A minimal HTTP/2 client connection ----
 
 constexpr uint8_t kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4,
-                  kPing = 6, kGoaway = 7;
+                  kPing = 6, kGoaway = 7, kWindowUpdate = 8;
 constexpr uint8_t kEndStream = 1, kAck = 1, kEndHeaders = 4;
 
 void AppendFrame(std::string* out, uint8_t type, uint8_t flags, uint32_t id,
@@ -204,6 +217,20 @@ struct Conn {
   int ended = 0;              // streams ended (END_STREAM or RST_STREAM)
   int resets = 0;
   std::vector<uint32_t> data_seen;  // stream ids that got DATA
+  // Whether received DATA octets are returned (WINDOW_UPDATE) at once.
+  bool return_credit = true;
+  // The server's SETTINGS_MAX_CONCURRENT_STREAMS (none: no limit).
+  uint32_t max_streams = UINT32_MAX;
+  // Connection-level send window (RFC 9113 6.9): DATA frames beyond it wait
+  // in `blocked` (frame, payload length) until WINDOW_UPDATEs on stream 0.
+  int64_t send_window = 65535;
+  std::vector<std::pair<std::string, size_t>> blocked;
+  size_t blocked_next = 0;
+  // The DATA payload of stream `capture_id` (0: none) and whether that
+  // stream ended.
+  uint32_t capture_id = 0;
+  std::string captured;
+  bool capture_ended = false;
 
   bool ready() const { return got_settings && got_ack; }
 };
@@ -218,8 +245,12 @@ class Client {
     close(epfd_);
   }
 
-  // Opens `n` connections at once; they complete as Run() runs.
-  void Open(int n) {
+  // Opens `n` connections at once; they complete as Run() runs. With a
+  // `receive_window` (> 65,535) the connection-level receive window is
+  // raised to it at once (as grpc++'s clients raise theirs) and never
+  // returned; without one each received DATA frame's octets are returned
+  // at once.
+  void Open(int n, uint32_t receive_window = 0) {
     for (int i = 0; i < n; ++i) {
       auto c = std::make_unique<Conn>();
       c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -236,6 +267,14 @@ class Client {
       }
       c->out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
       AppendFrame(&c->out, kSettings, 0, 0, "");
+      if (receive_window > 65535) {
+        c->return_credit = false;
+        const uint32_t inc = receive_window - 65535;
+        const char w[4] = {static_cast<char>(inc >> 24),
+                           static_cast<char>(inc >> 16),
+                           static_cast<char>(inc >> 8), static_cast<char>(inc)};
+        AppendFrame(&c->out, kWindowUpdate, 0, 0, std::string(w, 4));
+      }
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLOUT;
       ev.data.ptr = c.get();
@@ -272,6 +311,21 @@ class Client {
   void Send(Conn* c, const std::string& octets) {
     c->out += octets;
     Flush(c);
+  }
+
+  // Appends a DATA frame to `*out` when the connection's send window has room
+  // (and nothing waits before it), else queues it until WINDOW_UPDATEs.
+  static void AppendData(Conn* c, std::string* out, uint32_t id, uint8_t flags,
+                         const std::string& payload) {
+    const int64_t n = static_cast<int64_t>(payload.size());
+    if (c->blocked_next == c->blocked.size() && c->send_window >= n) {
+      c->send_window -= n;
+      AppendFrame(out, kData, flags, id, payload);
+      return;
+    }
+    std::string frame;
+    AppendFrame(&frame, kData, flags, id, payload);
+    c->blocked.emplace_back(std::move(frame), payload.size());
   }
 
   void CloseAll() {
@@ -324,11 +378,43 @@ class Client {
           c->got_ack = true;
         } else {
           c->got_settings = true;
+          for (size_t i = 0; i + 6 <= payload.size(); i += 6) {
+            const uint8_t* e =
+                reinterpret_cast<const uint8_t*>(payload.data() + i);
+            if (((e[0] << 8) | e[1]) == 3) {  // MAX_CONCURRENT_STREAMS
+              c->max_streams = (uint32_t{e[2]} << 24) | (uint32_t{e[3]} << 16) |
+                               (uint32_t{e[4]} << 8) | e[5];
+            }
+          }
           AppendFrame(&reply, kSettings, kAck, 0, "");
         }
       } else if (type == kPing && !(flags & kAck)) {
         AppendFrame(&reply, kPing, kAck, 0, payload);
+      } else if (type == kWindowUpdate && id == 0 && len == 4) {
+        const uint8_t* w = reinterpret_cast<const uint8_t*>(payload.data());
+        c->send_window += ((int64_t{w[0]} & 0x7f) << 24) |
+                          (int64_t{w[1]} << 16) | (int64_t{w[2]} << 8) | w[3];
+        while (c->blocked_next < c->blocked.size() &&
+               c->send_window >=
+                   static_cast<int64_t>(c->blocked[c->blocked_next].second)) {
+          auto& [frame, n] = c->blocked[c->blocked_next++];
+          c->send_window -= static_cast<int64_t>(n);
+          reply += frame;
+          std::string().swap(frame);
+        }
       } else if (type == kData || type == kHeaders) {
+        if (type == kData && len > 0 && c->return_credit) {
+          // Give the connection's receive window back at once.
+          const uint32_t n = static_cast<uint32_t>(len);
+          const char inc[4] = {static_cast<char>(n >> 24),
+                               static_cast<char>(n >> 16),
+                               static_cast<char>(n >> 8), static_cast<char>(n)};
+          AppendFrame(&reply, kWindowUpdate, 0, 0, std::string(inc, 4));
+        }
+        if (id != 0 && id == c->capture_id) {
+          if (type == kData) c->captured += payload;
+          if (flags & kEndStream) c->capture_ended = true;
+        }
         if (type == kData && len > 0 &&
             std::find(c->data_seen.begin(), c->data_seen.end(), id) ==
                 c->data_seen.end()) {
@@ -339,6 +425,7 @@ class Client {
       } else if (type == kRstStream) {
         ++c->ended;
         ++c->resets;
+        if (id == c->capture_id) c->capture_ended = true;
       } else if (type == kGoaway) {
         c->failed = true;
       }
@@ -355,6 +442,9 @@ class Client {
 // ---- The measurements ----
 
 struct Flags {
+  int held_calls = 10000;
+  int held_conns = 100;
+  bool held_only = false;
   int conns = 5000;
   int reps = 3;
   int sync_streams = 200;
@@ -390,7 +480,7 @@ void StartCalls(Client* client, int calls, const std::string& path,
     for (int i = 0; i < kStreamsPerConnection && left > 0; ++i, --left) {
       const uint32_t id = 1 + 2 * static_cast<uint32_t>(i);
       AppendFrame(&out, kHeaders, kEndHeaders, id, headers);
-      AppendFrame(&out, kData, hold ? 0 : kEndStream, id, message);
+      Client::AppendData(c.get(), &out, id, hold ? 0 : kEndStream, message);
     }
     client->Send(c.get(), out);
   }
@@ -466,6 +556,155 @@ Result Measure(const Flags& f, bool ours) {
   return r;
 }
 
+// ---- (5) Held calls ----
+
+// A unary call on `c` (stream `id`) to `path` with an empty request, run to
+// its end; the response message's payload field.
+std::string UnaryCall(Client* client, Conn* c, uint32_t id,
+                      const std::string& path) {
+  c->capture_id = id;
+  c->captured.clear();
+  c->capture_ended = false;
+  std::string out;
+  AppendFrame(&out, kHeaders, kEndHeaders, id, RequestHeaders(path));
+  Client::AppendData(c, &out, id, kEndStream, GrpcMessage(""));
+  client->Send(c, out);
+  client->Run(path.c_str(), [&] {
+    if (c->failed) Die("the stats connection failed");
+    return c->capture_ended;
+  });
+  // The gRPC message: a 5-octet prefix, then field 1 (0x0a), a varint
+  // length and the octets.
+  const std::string& m = c->captured;
+  if (m.size() < 7 || m[5] != '\x0a') return "";
+  size_t pos = 6, len = 0;
+  for (int shift = 0; pos < m.size(); shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(m[pos++]);
+    len |= size_t{b & 0x7fu} << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  return m.substr(pos, len);
+}
+
+struct HeldStats {
+  long held = 0;
+  long heap = 0;
+};
+
+// Asks the Hold service for its "held=N heap=B".
+HeldStats Stats(Client* client, Conn* c, uint32_t* next_id) {
+  const std::string text =
+      UnaryCall(client, c, *next_id, "/rpcbench.Hold/Stats");
+  *next_id += 2;
+  HeldStats s;
+  if (std::sscanf(text.c_str(), "held=%ld heap=%ld", &s.held, &s.heap) != 2) {
+    Die("bad Stats answer '" + text + "'");
+  }
+  return s;
+}
+
+// One held-call variant: unary or server-streaming, on 1 or --held_conns
+// connections. NaN where the server cannot hold such calls (its Hold method
+// ended them at once: ours before the server reactors).
+struct HeldResult {
+  double rss_kib = NAN;
+  double heap_kib = NAN;
+  double threads = NAN;
+  double release_ms = NAN;
+};
+
+constexpr const char* kHeldPaths[2] = {"/rpcbench.Hold/Unary",
+                                       "/rpcbench.Hold/ServerStream"};
+
+HeldResult MeasureHeld(const Flags& f, bool ours, bool streaming, int nconn) {
+  HeldResult r;
+  Server server =
+      StartServer({ours ? f.ours_server : f.grpc_server, "--hold=1"});
+  {
+    Client client(server.port);
+    // conns()[0] asks for the stats. A 1 GiB receive window (as grpc++'s
+    // clients raise theirs): the answers never wait for credit.
+    client.Open(nconn + 1, 1u << 30);
+    client.Run("held connections", [&] { return client.AllReady(); });
+    auto& conns = client.conns();
+    Conn* stats = conns[0].get();
+    uint32_t stats_id = 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const HeldStats s0 = Stats(&client, stats, &stats_id);
+    const long rss0 = RssKiB(server.pid);
+    // The calls, spread evenly, all at once.
+    const std::string headers = RequestHeaders(kHeldPaths[streaming ? 1 : 0]);
+    const std::string message = GrpcMessage("");
+    const int per_conn = (f.held_calls + nconn - 1) / nconn;
+    int left = f.held_calls;
+    for (int i = 1; i <= nconn; ++i) {
+      Conn* c = conns[i].get();
+      if (static_cast<uint32_t>(per_conn) > c->max_streams) {
+        Die("the server allows " + std::to_string(c->max_streams) +
+            " streams per connection, below " + std::to_string(per_conn));
+      }
+      std::string out;
+      for (int k = 0; k < per_conn && left > 0; ++k, --left) {
+        const uint32_t id = 1 + 2 * static_cast<uint32_t>(k);
+        AppendFrame(&out, kHeaders, kEndHeaders, id, headers);
+        Client::AppendData(c, &out, id, kEndStream, message);
+      }
+      client.Send(c, out);
+    }
+    auto calls_ended = [&] {
+      int n = 0;
+      for (size_t i = 1; i < conns.size(); ++i) {
+        if (conns[i]->failed) Die("a held-call connection failed");
+        n += conns[i]->ended;
+      }
+      return n;
+    };
+    // Until every call reached its handler (or one ended: not supported).
+    const Clock::time_point limit = Clock::now() + std::chrono::seconds(60);
+    bool unsupported = false;
+    for (;;) {
+      const Clock::time_point poll =
+          Clock::now() + std::chrono::milliseconds(50);
+      client.Run("held calls", [&] { return Clock::now() >= poll; });
+      if (calls_ended() > 0) {
+        unsupported = true;
+        break;
+      }
+      if (Stats(&client, stats, &stats_id).held - s0.held >= f.held_calls) {
+        break;
+      }
+      if (Clock::now() > limit) Die("held calls: not all held in 60 s");
+    }
+    if (!unsupported) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const HeldStats s1 = Stats(&client, stats, &stats_id);
+      r.rss_kib = static_cast<double>(RssKiB(server.pid) - rss0) / f.held_calls;
+      r.heap_kib =
+          static_cast<double>(s1.heap - s0.heap) / 1024.0 / f.held_calls;
+      r.threads = static_cast<double>(Threads(server.pid));
+      // Progress: Release answers every held call (a message, then OK).
+      const Clock::time_point t0 = Clock::now();
+      UnaryCall(&client, stats, stats_id, "/rpcbench.Hold/Release");
+      client.Run("held calls released",
+                 [&] { return calls_ended() == f.held_calls; });
+      r.release_ms =
+          std::chrono::duration<double>(Clock::now() - t0).count() * 1e3;
+      int resets = 0, with_data = 0;
+      for (size_t i = 1; i < conns.size(); ++i) {
+        resets += conns[i]->resets;
+        with_data += conns[i]->streams_with_data;
+      }
+      if (resets != 0 || with_data != f.held_calls) {
+        Die("released held calls: " + std::to_string(resets) + " reset, " +
+            std::to_string(with_data) + " of " + std::to_string(f.held_calls) +
+            " answered");
+      }
+    }
+  }
+  StopServer(&server);
+  return r;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -493,6 +732,9 @@ int main(int argc, char** argv) {
       return a.compare(0, n, name) == 0 ? a.c_str() + n : nullptr;
     };
     if (const char* v = val("--conns=")) f.conns = std::atoi(v);
+    if (const char* v = val("--held_calls=")) f.held_calls = std::atoi(v);
+    if (const char* v = val("--held_conns=")) f.held_conns = std::atoi(v);
+    if (const char* v = val("--held_only=")) f.held_only = std::atoi(v) != 0;
     if (const char* v = val("--reps=")) f.reps = std::atoi(v);
     if (const char* v = val("--sync_streams=")) f.sync_streams = std::atoi(v);
     if (const char* v = val("--callback_calls=")) {
@@ -507,16 +749,32 @@ int main(int argc, char** argv) {
   }
   // Ours and the server (a child, which inherits the limit) each hold one
   // fd per connection.
-  RaiseNofile(f.conns + 256);
+  RaiseNofile(std::max(f.conns, f.held_conns) + 256);
   signal(SIGPIPE, SIG_IGN);
+  // (5)'s variants: unary or server streaming, on 1 or --held_conns
+  // connections.
+  struct HeldVariant {
+    bool streaming;
+    int conns;
+  };
+  std::vector<HeldVariant> variants;
+  if (f.held_calls > 0) {
+    for (bool streaming : {false, true}) {
+      variants.push_back({streaming, 1});
+      if (f.held_conns > 1) variants.push_back({streaming, f.held_conns});
+    }
+  }
   std::vector<Result> ours, grpc;
+  std::vector<std::vector<HeldResult>> ours_held(variants.size()),
+      grpc_held(variants.size());
   for (int rep = 0; rep < f.reps; ++rep) {
-    if (rep % 2 == 0) {
-      ours.push_back(Measure(f, true));
-      grpc.push_back(Measure(f, false));
-    } else {
-      grpc.push_back(Measure(f, false));
-      ours.push_back(Measure(f, true));
+    for (bool first_ours : {rep % 2 == 0, rep % 2 != 0}) {
+      if (!f.held_only)
+        (first_ours ? ours : grpc).push_back(Measure(f, first_ours));
+      for (size_t v = 0; v < variants.size(); ++v) {
+        (first_ours ? ours_held : grpc_held)[v].push_back(MeasureHeld(
+            f, first_ours, variants[v].streaming, variants[v].conns));
+      }
     }
   }
   auto med = [](const std::vector<Result>& v, double Result::*field) {
@@ -544,15 +802,72 @@ int main(int argc, char** argv) {
        &Result::threads_callback_burst, "%.0f"},
   };
   std::printf("median of %d repetitions (interleaved)\n\n", f.reps);
-  std::printf("| workload | ours | grpc++ | ours / grpc++ |\n");
-  std::printf("|---|---:|---:|---:|\n");
-  for (const Row& row : rows) {
-    const double a = med(ours, row.field), b = med(grpc, row.field);
-    char sa[32], sb[32];
-    std::snprintf(sa, sizeof(sa), row.format, a);
-    std::snprintf(sb, sizeof(sb), row.format, b);
-    std::printf("| %s | %s | %s | %.2f |\n", row.name.c_str(), sa, sb,
-                b != 0 ? a / b : 0.0);
+  if (!f.held_only) {
+    std::printf("| workload | ours | grpc++ | ours / grpc++ |\n");
+    std::printf("|---|---:|---:|---:|\n");
+    for (const Row& row : rows) {
+      const double a = med(ours, row.field), b = med(grpc, row.field);
+      char sa[32], sb[32];
+      std::snprintf(sa, sizeof(sa), row.format, a);
+      std::snprintf(sb, sizeof(sb), row.format, b);
+      std::printf("| %s | %s | %s | %.2f |\n", row.name.c_str(), sa, sb,
+                  b != 0 ? a / b : 0.0);
+    }
+  }
+  if (variants.empty()) return 0;
+  // (5): a median is NaN ("-") when a repetition could not hold the calls.
+  auto held_med = [](const std::vector<HeldResult>& v,
+                     double HeldResult::*field) {
+    std::vector<double> x;
+    for (const HeldResult& r : v) {
+      if (std::isnan(r.*field)) return static_cast<double>(NAN);
+      x.push_back(r.*field);
+    }
+    return Median(x);
+  };
+  struct HeldColumn {
+    const char* title;
+    double HeldResult::*field;
+    const char* format;
+  };
+  const HeldColumn columns[] = {
+      {"RSS KiB/call", &HeldResult::rss_kib, "%.2f"},
+      {"heap KiB/call", &HeldResult::heap_kib, "%.2f"},
+      {"threads", &HeldResult::threads, "%.0f"},
+      {"release ms", &HeldResult::release_ms, "%.0f"},
+  };
+  std::printf("\n| held calls (idle, server) | ");
+  for (const HeldColumn& c : columns) {
+    std::printf("ours %s | grpc++ %s | ours / grpc++ | ", c.title, c.title);
+  }
+  std::printf("\n|---|");
+  for (size_t i = 0; i < 3 * (sizeof(columns) / sizeof(columns[0])); ++i) {
+    std::printf("---:|");
+  }
+  std::printf("\n");
+  for (size_t v = 0; v < variants.size(); ++v) {
+    std::printf("| %s, %d on %d connection%s | ",
+                variants[v].streaming ? "server streaming" : "unary",
+                f.held_calls, variants[v].conns,
+                variants[v].conns == 1 ? "" : "s");
+    for (const HeldColumn& c : columns) {
+      const double a = held_med(ours_held[v], c.field);
+      const double b = held_med(grpc_held[v], c.field);
+      for (double x : {a, b}) {
+        if (std::isnan(x)) {
+          std::printf("- | ");
+        } else {
+          std::printf(c.format, x);
+          std::printf(" | ");
+        }
+      }
+      if (std::isnan(a) || std::isnan(b) || b == 0) {
+        std::printf("- | ");
+      } else {
+        std::printf("%.2f | ", a / b);
+      }
+    }
+    std::printf("\n");
   }
   return 0;
 }

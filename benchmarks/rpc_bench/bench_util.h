@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -28,11 +30,44 @@ struct Flags {
   int server_pid = 0;
   double duration_s = 3;  // per workload
   int concurrency = 32;
-  // Which workloads: "abc" ((a)-(c)), "identity" ((d) without compression),
-  // "compressed" ((d) with gzip, (e)); the server of "compressed" runs with
-  // --compression=gzip.
+  // Which workloads: any of the letters a, b, c ("abc": (a)-(c); "ab": no
+  // stream), "identity" ((d) without compression), "compressed" ((d) with
+  // gzip, (e); the server runs with --compression=gzip), or "sweep" (the
+  // concurrency sweep: --sweep calls in flight on each of --sweep_channels
+  // channel counts).
   std::string phase = "abc";
+  // "sync": blocking stubs for (a) and (c); "callback": (a) as a chain of one
+  // asynchronous call at a time (each completion starts the next, no caller
+  // thread), (c) through a bidi reactor. (b) and the sweep are asynchronous
+  // in both.
+  std::string api = "sync";
+  std::vector<int> sweep = {1, 8, 64, 512};
+  std::vector<int> sweep_channels = {1, 8};
+  // Busy-poll (issue 14's spin mode), microseconds; 0: off. Only ours.
+  int busy_poll_us = 0;
+
+  bool Runs(char workload) const {
+    return phase.find_first_not_of("abc") == std::string::npos &&
+           phase.find(workload) != std::string::npos;
+  }
 };
+
+// "1,8,64" -> {1, 8, 64}; exits 2 on anything but positive integers.
+inline std::vector<int> ParseIntList(const char* v) {
+  std::vector<int> out;
+  const char* p = v;
+  while (*p != '\0') {
+    char* end = nullptr;
+    const long n = std::strtol(p, &end, 10);
+    if (end == p || n <= 0 || (*end != ',' && *end != '\0')) {
+      std::fprintf(stderr, "bad list %s\n", v);
+      std::exit(2);
+    }
+    out.push_back(static_cast<int>(n));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
 
 // The value of `arg` when it is `name=value`, else nullptr.
 inline const char* FlagValue(const char* arg, const char* name) {
@@ -56,6 +91,18 @@ inline Flags ParseFlags(int argc, char** argv) {
       f.concurrency = std::atoi(v);
     } else if (const char* v = val("--phase")) {
       f.phase = v;
+    } else if (const char* v = val("--api")) {
+      f.api = v;
+      if (f.api != "sync" && f.api != "callback") {
+        std::fprintf(stderr, "--api is sync or callback\n");
+        std::exit(2);
+      }
+    } else if (const char* v = val("--sweep")) {
+      f.sweep = ParseIntList(v);
+    } else if (const char* v = val("--sweep_channels")) {
+      f.sweep_channels = ParseIntList(v);
+    } else if (const char* v = val("--busy_poll_us")) {
+      f.busy_poll_us = std::atoi(v);
     } else {
       std::fprintf(stderr, "unknown flag %s\n", a);
       std::exit(2);
@@ -209,8 +256,35 @@ bool RunSequentialCpu(const Flags& flags, const char* key, Call call) {
   return true;
 }
 
+// Reports CPU per call over a measured interval: `<prefix>_cpu_us_per_call`
+// (this process + the server), `<prefix>_client_cpu_us_per_call` and
+// `<prefix>_server_cpu_us_per_call`.
+inline void ResultCpu(const std::string& prefix, double self0, double self1,
+                      double server0, double server1, double calls) {
+  if (calls <= 0) return;
+  Result((prefix + "_client_cpu_us_per_call").c_str(),
+         (self1 - self0) / calls * 1e6);
+  Result((prefix + "_server_cpu_us_per_call").c_str(),
+         (server1 - server0) / calls * 1e6);
+  Result((prefix + "_cpu_us_per_call").c_str(),
+         (self1 - self0 + server1 - server0) / calls * 1e6);
+}
+
+// Reports `<prefix>_calls_per_s`, `<prefix>_p50_us` and `<prefix>_p99_us` of
+// `lat` (seconds per call, sorted here) over `elapsed` seconds.
+inline void ResultLatencies(const std::string& prefix, std::vector<double>* lat,
+                            double elapsed) {
+  if (lat->empty() || elapsed <= 0) return;
+  std::sort(lat->begin(), lat->end());
+  Result((prefix + "_calls_per_s").c_str(), lat->size() / elapsed);
+  Result((prefix + "_p50_us").c_str(), (*lat)[lat->size() / 2] * 1e6);
+  Result((prefix + "_p99_us").c_str(),
+         (*lat)[std::min(lat->size() - 1, lat->size() * 99 / 100)] * 1e6);
+}
+
 // (a): `call()` makes one blocking unary call with an empty payload and
-// returns false on failure. Also reports context switches per call.
+// returns false on failure. Reports calls/s, p50, p99, CPU per call and
+// context switches per call.
 template <typename Call>
 bool RunSequential(const Flags& flags, Call call) {
   for (int i = 0; i < 200; ++i) {  // warm up
@@ -220,6 +294,7 @@ bool RunSequential(const Flags& flags, Call call) {
   lat.reserve(1 << 20);
   const long cs0 = SelfContextSwitches();
   const long server_cs0 = ProcessContextSwitches(flags.server_pid);
+  const double self0 = SelfCpu(), server0 = ProcessCpu(flags.server_pid);
   const Clock::time_point start = Clock::now();
   const Clock::time_point end =
       start + std::chrono::duration_cast<Clock::duration>(
@@ -231,72 +306,165 @@ bool RunSequential(const Flags& flags, Call call) {
     now = Clock::now();
     lat.push_back(Seconds(now - t0));
   }
+  const double self1 = SelfCpu(), server1 = ProcessCpu(flags.server_pid);
   const long cs1 = SelfContextSwitches();
   const long server_cs1 = ProcessContextSwitches(flags.server_pid);
-  const double elapsed = Seconds(now - start);
-  std::sort(lat.begin(), lat.end());
-  Result("a_calls_per_s", lat.size() / elapsed);
-  Result("a_p50_us", lat[lat.size() / 2] * 1e6);
-  Result("a_p99_us",
-         lat[std::min(lat.size() - 1, lat.size() * 99 / 100)] * 1e6);
-  ResultContextSwitches("a", cs0, cs1, server_cs0, server_cs1,
-                        static_cast<long>(lat.size()));
+  const long calls = static_cast<long>(lat.size());
+  ResultLatencies("a", &lat, Seconds(now - start));
+  ResultCpu("a", self0, self1, server0, server1, static_cast<double>(calls));
+  ResultContextSwitches("a", cs0, cs1, server_cs0, server_cs1, calls);
   return true;
 }
 
-// (b): shared state of `concurrency` chains of asynchronous unary calls; each
-// completion calls `Next`, which says whether to start another.
-struct ConcurrentRun {
-  std::atomic<bool> stop{false};
-  std::atomic<long> completed{0};
-  std::atomic<long> failed{0};
-  std::atomic<int> active{0};
-  // Called from a completion; returns whether the chain goes on.
-  bool Next(bool ok) {
-    if (!ok) failed.fetch_add(1, std::memory_order_relaxed);
-    completed.fetch_add(1, std::memory_order_relaxed);
-    if (stop.load(std::memory_order_relaxed) || !ok) {
-      active.fetch_sub(1);
+// Chains of asynchronous unary calls, for (b), the sweep and (a) on the
+// callback API: each chain has one call in flight, and its completion starts
+// the next. A chain calls Begin(i) before it starts a call and Done(i, ok)
+// from the call's completion, which says whether to start another. Each
+// chain keeps its own latencies (a chain's calls never overlap, so no lock).
+class Chains {
+ public:
+  explicit Chains(int n) : slots_(static_cast<size_t>(n)) {}
+  int size() const { return static_cast<int>(slots_.size()); }
+
+  void Begin(int i) { slots_[i].t0 = Clock::now(); }
+
+  bool Done(int i, bool ok) {
+    Slot& slot = slots_[i];
+    if (measuring_.load(std::memory_order_relaxed)) {
+      slot.lat.push_back(Seconds(Clock::now() - slot.t0));
+    }
+    if (!ok) failed_.fetch_add(1, std::memory_order_relaxed);
+    if (stop_.load(std::memory_order_relaxed) || !ok) {
+      active_.fetch_sub(1, std::memory_order_release);
       return false;
     }
     return true;
   }
+
+ private:
+  template <typename Start>
+  friend bool RunChains(const Flags&, const std::string&, Chains*, Start);
+
+  struct alignas(64) Slot {
+    Clock::time_point t0;
+    std::vector<double> lat;  // seconds, calls completed while measuring
+  };
+  std::vector<Slot> slots_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> measuring_{false};
+  std::atomic<long> failed_{0};
+  std::atomic<int> active_{0};
 };
 
-// Runs (b) given `start(slot)`, which starts the first call of chain `slot`;
-// reports calls/s and CPU per call (this process + the server).
+// Runs `run`'s chains given `start(i)`, which starts the first call of chain
+// i: warms up for 10% of the duration, measures for the duration, stops the
+// chains (bounded wait). Reports `<prefix>_calls_per_s`, `_p50_us`,
+// `_p99_us`, the CPU per call (ResultCpu) and the context switches per call.
 template <typename Start>
-bool RunConcurrent(const Flags& flags, ConcurrentRun* run, Start start) {
-  run->active = flags.concurrency;
-  for (int i = 0; i < flags.concurrency; ++i) start(i);
-  // Warm up for 10% of the duration, then measure.
+bool RunChains(const Flags& flags, const std::string& prefix, Chains* run,
+               Start start) {
+  run->active_ = run->size();
+  for (int i = 0; i < run->size(); ++i) start(i);
   usleep(static_cast<useconds_t>(flags.duration_s * 1e5));
-  const long c0 = run->completed.load();
+  const long cs0 = SelfContextSwitches();
+  const long server_cs0 = ProcessContextSwitches(flags.server_pid);
   const double self0 = SelfCpu(), server0 = ProcessCpu(flags.server_pid);
   const Clock::time_point t0 = Clock::now();
+  run->measuring_ = true;
   usleep(static_cast<useconds_t>(flags.duration_s * 1e6));
-  const long c1 = run->completed.load();
-  const double self1 = SelfCpu(), server1 = ProcessCpu(flags.server_pid);
+  run->measuring_ = false;
   const Clock::time_point t1 = Clock::now();
-  run->stop = true;
+  const double self1 = SelfCpu(), server1 = ProcessCpu(flags.server_pid);
+  const long cs1 = SelfContextSwitches();
+  const long server_cs1 = ProcessContextSwitches(flags.server_pid);
+  run->stop_ = true;
   // Bounded wait for the chains to drain.
-  for (int i = 0; i < 1000 && run->active.load() > 0; ++i) usleep(10000);
-  if (run->active.load() > 0) {
-    std::fprintf(stderr, "(b): %d calls still outstanding after 10 s\n",
-                 run->active.load());
+  for (int i = 0; i < 1000 && run->active_.load(std::memory_order_acquire) > 0;
+       ++i) {
+    usleep(10000);
+  }
+  if (run->active_.load(std::memory_order_acquire) > 0) {
+    std::fprintf(stderr, "(%s): %d calls still outstanding after 10 s\n",
+                 prefix.c_str(), run->active_.load());
     return false;
   }
-  if (run->failed.load() > 0) {
-    std::fprintf(stderr, "(b): %ld calls failed\n", run->failed.load());
+  if (run->failed_.load() > 0) {
+    std::fprintf(stderr, "(%s): %ld calls failed\n", prefix.c_str(),
+                 run->failed_.load());
     return false;
   }
-  const double calls = c1 - c0;
-  Result("b_calls_per_s", calls / Seconds(t1 - t0));
-  Result("b_client_cpu_us_per_call", (self1 - self0) / calls * 1e6);
-  Result("b_server_cpu_us_per_call", (server1 - server0) / calls * 1e6);
-  Result("b_cpu_us_per_call",
-         (self1 - self0 + server1 - server0) / calls * 1e6);
+  std::vector<double> lat;
+  for (Chains::Slot& slot : run->slots_) {
+    lat.insert(lat.end(), slot.lat.begin(), slot.lat.end());
+  }
+  const long calls = static_cast<long>(lat.size());
+  ResultLatencies(prefix, &lat, Seconds(t1 - t0));
+  ResultCpu(prefix, self0, self1, server0, server1, static_cast<double>(calls));
+  ResultContextSwitches(prefix, cs0, cs1, server_cs0, server_cs1, calls);
   return true;
+}
+
+// The prefix of a sweep point's keys: "sweep_c64_ch8" for 64 calls in flight
+// over 8 channels.
+inline std::string SweepPrefix(int in_flight, int channels) {
+  return "sweep_c" + std::to_string(in_flight) + "_ch" +
+         std::to_string(channels);
+}
+
+// Runs `in_flight` chains of async unary calls (empty payload), chain i on
+// stubs[i % stubs.size()], and reports them under `prefix` (RunChains).
+// `Context` and `Status` are the stack's; `set_deadline(Context*)` gives a
+// call its deadline.
+template <typename Context, typename Status, typename Msg, typename Stub,
+          typename SetDeadline>
+bool RunAsyncChains(const Flags& flags, const std::string& prefix,
+                    const std::vector<Stub*>& stubs, int in_flight,
+                    SetDeadline set_deadline) {
+  // Per chain two contexts used alternately, so that the one a completion
+  // replaces finished (and its callback returned) a call earlier.
+  struct Slot {
+    std::unique_ptr<Context> ctx[2];
+    Msg req;
+    Msg resp[2];
+    unsigned gen = 0;
+  };
+  Chains run(in_flight);
+  std::vector<Slot> slots(static_cast<size_t>(in_flight));
+  std::function<void(int)> start = [&](int i) {
+    Slot& slot = slots[i];
+    const unsigned g = slot.gen++ & 1;
+    slot.ctx[g] = std::make_unique<Context>();
+    set_deadline(slot.ctx[g].get());
+    run.Begin(i);
+    stubs[i % stubs.size()]->async()->Unary(
+        slot.ctx[g].get(), &slot.req, &slot.resp[g], [&, i](Status s) {
+          if (!s.ok()) {
+            std::fprintf(stderr, "(%s) call failed: %s\n", prefix.c_str(),
+                         s.error_message().c_str());
+          }
+          if (run.Done(i, s.ok())) start(i);
+        });
+  };
+  return RunChains(flags, prefix, &run, start);
+}
+
+// The sweep: for each of --sweep_channels, that many stubs (`new_stub(i)`,
+// each on a channel and connection of its own), and each --sweep in-flight
+// count over them (`run(prefix, stubs, in_flight)`); the exit code.
+template <typename NewStub, typename Run>
+int RunSweep(const Flags& flags, NewStub new_stub, Run run) {
+  for (int nch : flags.sweep_channels) {
+    std::vector<decltype(new_stub(0))> owned;
+    std::vector<decltype(owned[0].get())> stubs;
+    for (int i = 0; i < nch; ++i) {
+      owned.push_back(new_stub(i));
+      stubs.push_back(owned.back().get());
+    }
+    for (int n : flags.sweep) {
+      if (!run(SweepPrefix(n, nch), stubs, n)) return 1;
+    }
+  }
+  return 0;
 }
 
 // (c): one bidi stream; a writer thread sends `size`-byte messages until the
@@ -373,6 +541,26 @@ bool RunStream(const Flags& flags, size_t size, const char* key_rate,
   const double secs = Seconds(t1 - t0);
   Result(key_rate, (n - n0) / secs);
   Result(key_mbps, (n - n0) * static_cast<double>(size) / secs / 1e6);
+  return true;
+}
+
+// (c) on the callback API: `echoed` counts the echoes a reactor received
+// (each of `size` octets); warms up for 10% of the duration, then reports the
+// echoes per second and MB/s over the duration. `stop()` ends the stream and
+// returns whether it ended well.
+template <typename Stop>
+bool MeasureEchoes(const Flags& flags, size_t size, const char* key_rate,
+                   const char* key_mbps, const std::atomic<long>& echoed,
+                   Stop stop) {
+  usleep(static_cast<useconds_t>(flags.duration_s * 1e5));
+  const long n0 = echoed.load();
+  const Clock::time_point t0 = Clock::now();
+  usleep(static_cast<useconds_t>(flags.duration_s * 1e6));
+  const long n1 = echoed.load();
+  const double secs = Seconds(Clock::now() - t0);
+  if (!stop()) return false;
+  Result(key_rate, (n1 - n0) / secs);
+  Result(key_mbps, (n1 - n0) * static_cast<double>(size) / secs / 1e6);
   return true;
 }
 

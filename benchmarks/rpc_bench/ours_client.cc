@@ -4,7 +4,12 @@
 // 127.0.0.1:--port, printing RESULT lines (bench_util.h); with
 // --phase=identity or --phase=compressed, (d) sequential unary calls with a
 // 100-byte payload, identity or gzip, and (compressed) (e) one bidi stream of
-// 64 KiB compressible messages in gzip, deflate and zstd.
+// 64 KiB compressible messages in gzip, deflate and zstd; with --phase=sweep,
+// the concurrency sweep (--sweep calls in flight over each of
+// --sweep_channels channels). --api=callback: (a) as a chain of one
+// stub->async() call at a time; (c) needs the client reactors (not on main
+// yet: the client says so and exits 2). --busy_poll_us=N: the channel
+// busy-polls up to N us (ChannelArguments::busy_poll).
 
 #include <cstdio>
 #include <memory>
@@ -14,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "benchmarks/rpc_bench/bench_util.h"
 #include "benchmarks/rpc_bench/echo.rpc.pb.h"
+#include "benchmarks/rpc_bench/reactors.h"
 #include "rpc/compression/codec.h"
 #include "rpc/rpc.h"
 
@@ -21,14 +27,41 @@ namespace {
 
 using rpcbench::EchoMessage;
 
-// One chain of (b): two contexts used alternately, so that the one a
-// completion replaces finished (and its callback returned) a call earlier.
-struct Slot {
-  std::unique_ptr<rpc::ClientContext> ctx[2];
-  EchoMessage req;
-  EchoMessage resp[2];
-  unsigned gen = 0;
-};
+using Stub = rpcbench::Echo::Stub;
+
+// The spin mode of issue 14 (--busy_poll_us: after work the channel's loop
+// polls its sockets up to that long before it sleeps;
+// ChannelArguments::busy_poll, "h2rpc.busy_poll_us").
+void ApplyBusyPoll(const rpcbench::Flags& flags, rpc::ChannelArguments* args) {
+  if (flags.busy_poll_us > 0) {
+    args->busy_poll = absl::Microseconds(flags.busy_poll_us);
+  }
+}
+
+// RunAsyncChains (bench_util.h) on this stack.
+bool RunAsyncChains(const rpcbench::Flags& flags, const std::string& prefix,
+                    const std::vector<Stub*>& stubs, int in_flight) {
+  return rpcbench::RunAsyncChains<rpc::ClientContext, rpc::Status, EchoMessage>(
+      flags, prefix, stubs, in_flight, [](rpc::ClientContext* c) {
+        c->set_deadline(absl::Now() + absl::Seconds(30));
+      });
+}
+
+std::shared_ptr<rpc::Channel> NewChannel(const rpcbench::Flags& flags) {
+  rpc::ChannelArguments args;
+  ApplyBusyPoll(flags, &args);
+  return rpc::CreateCustomChannel("127.0.0.1:" + std::to_string(flags.port),
+                                  rpc::InsecureChannelCredentials(), args);
+}
+
+// The sweep (bench_util.h), each channel its own connection.
+int RunSweep(const rpcbench::Flags& flags) {
+  return rpcbench::RunSweep(
+      flags, [&](int) { return rpcbench::Echo::NewStub(NewChannel(flags)); },
+      [&](const std::string& prefix, const std::vector<Stub*>& stubs, int n) {
+        return RunAsyncChains(flags, prefix, stubs, n);
+      });
+}
 
 using rpc::compression::Encoding;
 
@@ -93,49 +126,51 @@ int RunCompression(const rpcbench::Flags& flags, rpcbench::Echo::Stub* stub) {
 
 int main(int argc, char** argv) {
   const rpcbench::Flags flags = rpcbench::ParseFlags(argc, argv);
-  std::shared_ptr<rpc::Channel> channel =
-      rpc::CreateChannel("127.0.0.1:" + std::to_string(flags.port),
-                         rpc::InsecureChannelCredentials());
-  auto stub = rpcbench::Echo::NewStub(channel);
+  if (flags.phase == "sweep") return RunSweep(flags);
+  auto stub = rpcbench::Echo::NewStub(NewChannel(flags));
   const auto deadline = [] { return absl::Now() + absl::Seconds(30); };
-  if (flags.phase != "abc") return RunCompression(flags, stub.get());
+  if (flags.phase == "identity" || flags.phase == "compressed") {
+    return RunCompression(flags, stub.get());
+  }
+  if (!flags.Runs('a') && !flags.Runs('b') && !flags.Runs('c')) {
+    std::fprintf(stderr, "unknown --phase=%s\n", flags.phase.c_str());
+    return 2;
+  }
 
   // (a)
   EchoMessage empty;
-  bool ok = rpcbench::RunSequential(flags, [&] {
-    rpc::ClientContext ctx;
-    ctx.set_deadline(deadline());
-    EchoMessage resp;
-    rpc::Status s = stub->Unary(&ctx, empty, &resp);
-    if (!s.ok())
-      std::fprintf(stderr, "(a) call failed: %s\n", s.error_message().c_str());
-    return s.ok();
-  });
+  bool ok = true;
+  if (flags.Runs('a') && flags.api == "callback") {
+    ok = RunAsyncChains(flags, "a", {stub.get()}, 1);
+  } else if (flags.Runs('a')) {
+    ok = rpcbench::RunSequential(flags, [&] {
+      rpc::ClientContext ctx;
+      ctx.set_deadline(deadline());
+      EchoMessage resp;
+      rpc::Status s = stub->Unary(&ctx, empty, &resp);
+      if (!s.ok())
+        std::fprintf(stderr, "(a) call failed: %s\n",
+                     s.error_message().c_str());
+      return s.ok();
+    });
+  }
   if (!ok) return 1;
 
   // (b)
-  {
-    rpcbench::ConcurrentRun run;
-    std::vector<Slot> slots(flags.concurrency);
-    std::function<void(int)> start = [&](int i) {
-      Slot& slot = slots[i];
-      const unsigned g = slot.gen++ & 1;
-      slot.ctx[g] = std::make_unique<rpc::ClientContext>();
-      slot.ctx[g]->set_deadline(deadline());
-      stub->async()->Unary(slot.ctx[g].get(), &slot.req, &slot.resp[g],
-                           [&, i](rpc::Status s) {
-                             if (!s.ok()) {
-                               std::fprintf(stderr, "(b) call failed: %s\n",
-                                            s.error_message().c_str());
-                             }
-                             if (run.Next(s.ok())) start(i);
-                           });
-    };
-    if (!rpcbench::RunConcurrent(flags, &run, start)) return 1;
+  if (flags.Runs('b') &&
+      !RunAsyncChains(flags, "b", {stub.get()}, flags.concurrency)) {
+    return 1;
   }
 
   // (c)
+  if (flags.Runs('c') && flags.api == "callback") {
+    std::fprintf(stderr,
+                 "ours_client: (c) on the callback API needs "
+                 "ClientBidiReactor, not on main yet\n");
+    return 2;
+  }
   for (size_t size : {size_t{1024}, size_t{65536}}) {
+    if (!flags.Runs('c')) break;
     rpc::ClientContext ctx;
     ctx.set_deadline(absl::Now() + absl::Seconds(flags.duration_s * 3 + 30));
     auto stream = stub->Stream(&ctx);

@@ -2,18 +2,23 @@
 // 127.0.0.1:<port> (0 picks one), prints "PORT <n>", serves until killed.
 // Flags: --port=N --loops=N --workers=N (defaults 0, 1, 4),
 // --compression=NAME (the default response encoding; identity),
-// --callback=1 (Unary in the CallbackService form; Stream stays blocking),
-// --worker_idle_ms=N (SetWorkerIdleTime; the default when absent).
+// --callback=1 (the CallbackService form: Unary through its DefaultReactor,
+// Stream a ServerBidiReactor), --worker_idle_ms=N (SetWorkerIdleTime; the
+// default when absent), --hold=1 (adds the Hold service: a held unary call
+// keeps its DefaultReactor unfinished, a held server-streaming call is a
+// ServerWriteReactor that writes nothing until Release), --busy_poll_us=N
+// (issue 14's spin mode: the loops busy-poll up to N us after work;
+// ServerBuilder::SetBusyPoll).
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/time/time.h"
 #include "benchmarks/rpc_bench/echo.rpc.pb.h"
+#include "benchmarks/rpc_bench/reactors.h"
 #include "rpc/compression/encoding.h"
 #include "rpc/rpc.h"
 
@@ -48,21 +53,18 @@ class EchoImpl final : public rpcbench::Echo::Service {
   }
 };
 
-// Unary answers at once in the callback form.
-class CallbackEchoImpl final
-    : public rpcbench::Echo::WithCallbackMethod_Unary<rpcbench::Echo::Service> {
- public:
-  rpc::ServerUnaryReactor* Unary(rpc::CallbackServerContext* ctx,
-                                 const rpcbench::EchoMessage* req,
-                                 rpcbench::EchoMessage* resp) override {
-    resp->set_payload(req->payload());
-    rpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    reactor->Finish(rpc::Status::OK);
-    return reactor;
-  }
-  rpc::Status Stream(rpc::ServerContext* ctx, EchoStream* stream) override {
-    return EchoAll(ctx, stream);
-  }
+using rpcbench::EchoMessage;
+
+// Our types for the callback services of reactors.h.
+struct OursApi {
+  using Msg = EchoMessage;
+  using Status = rpc::Status;
+  using Context = rpc::CallbackServerContext;
+  using UnaryReactor = rpc::ServerUnaryReactor;
+  using WriteReactor = rpc::ServerWriteReactor<EchoMessage>;
+  using BidiReactor = rpc::ServerBidiReactor<EchoMessage, EchoMessage>;
+  using EchoService = rpcbench::Echo::CallbackService;
+  using HoldService = rpcbench::Hold::CallbackService;
 };
 
 int IntFlag(int argc, char** argv, const char* name, int def) {
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
   const int workers = IntFlag(argc, argv, "--workers", 4);
   const int idle_ms = IntFlag(argc, argv, "--worker_idle_ms", -1);
   EchoImpl sync_service;
-  CallbackEchoImpl callback_service;
+  rpcbench::CallbackEcho<OursApi> callback_service;
+  rpcbench::CallbackHold<OursApi> hold_service;
   int port = 0;
   rpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:" + std::to_string(port_flag),
@@ -104,6 +107,11 @@ int main(int argc, char** argv) {
   } else {
     builder.RegisterService(&sync_service);
   }
+  if (IntFlag(argc, argv, "--hold", 0) != 0) {
+    builder.RegisterService(&hold_service);
+  }
+  const int busy_poll_us = IntFlag(argc, argv, "--busy_poll_us", 0);
+  if (busy_poll_us > 0) builder.SetBusyPoll(absl::Microseconds(busy_poll_us));
   builder.SetNumLoops(loops);
   builder.SetWorkerThreads(workers, 256);
   if (idle_ms >= 0) builder.SetWorkerIdleTime(absl::Milliseconds(idle_ms));
