@@ -7,9 +7,9 @@
 // 64 KiB compressible messages in gzip, deflate and zstd; with --phase=sweep,
 // the concurrency sweep (--sweep calls in flight over each of
 // --sweep_channels channels). --api=callback: (a) as a chain of one
-// stub->async() call at a time; (c) needs the client reactors (not on main
-// yet: the client says so and exits 2). --busy_poll_us=N: the channel
-// busy-polls up to N us (ChannelArguments::busy_poll).
+// stub->async() call at a time, (c) through a ClientBidiReactor.
+// --busy_poll_us=N: the channel busy-polls up to N us
+// (ChannelArguments::busy_poll).
 
 #include <cstdio>
 #include <memory>
@@ -122,6 +122,10 @@ int RunCompression(const rpcbench::Flags& flags, rpcbench::Echo::Stub* stub) {
   return 0;
 }
 
+using StreamClient =
+    rpcbench::StreamEchoClient<rpc::ClientBidiReactor<EchoMessage, EchoMessage>,
+                               EchoMessage, rpc::Status>;
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,18 +167,25 @@ int main(int argc, char** argv) {
   }
 
   // (c)
-  if (flags.Runs('c') && flags.api == "callback") {
-    std::fprintf(stderr,
-                 "ours_client: (c) on the callback API needs "
-                 "ClientBidiReactor, not on main yet\n");
-    return 2;
-  }
   for (size_t size : {size_t{1024}, size_t{65536}}) {
     if (!flags.Runs('c')) break;
     rpc::ClientContext ctx;
     ctx.set_deadline(absl::Now() + absl::Seconds(flags.duration_s * 3 + 30));
-    auto stream = stub->Stream(&ctx);
     const bool small = size == 1024;
+    if (flags.api == "callback") {
+      StreamClient reactor(size);
+      stub->async()->Stream(&ctx, &reactor);
+      reactor.Begin();
+      ok = rpcbench::MeasureEchoes(
+          flags, size, small ? "c1k_msgs_per_s" : "c64k_msgs_per_s",
+          small ? "c1k_mb_per_s" : "c64k_mb_per_s", reactor.echoed, [&] {
+            reactor.Stop();
+            return reactor.Wait(30);
+          });
+      if (!ok) return 1;
+      continue;
+    }
+    auto stream = stub->Stream(&ctx);
     ok = rpcbench::RunStream<EchoMessage>(
         flags, size, small ? "c1k_msgs_per_s" : "c64k_msgs_per_s",
         small ? "c1k_mb_per_s" : "c64k_mb_per_s", stream.get(), [&] {
