@@ -297,11 +297,10 @@ const Column kCompressionColumns[] = {
     {"d_identity_server_cs_per_call", "(d) identity server cs/call"},
 };
 
-// The rows. The main two run every phase; the others only the workloads
-// whose API both their server and client have on main (a phase a row does
-// not run prints "-"): ours' callback server has Unary only (Stream stays a
-// blocking handler until the server reactors land), ours' callback client
-// has stub->async() unary only (no ClientBidiReactor yet for (c)).
+// The rows. The main two run every phase; the callback rows (a) to (c)
+// only (a phase a row does not run prints "-"): Stream is a
+// ServerBidiReactor on the callback servers, and the callback clients run
+// (c) through a ClientBidiReactor.
 const Impl kOurs{"ours", "ours", "ours",
                  {},     {},     {"abc", "identity", "compressed", "sweep"}};
 const Impl kGrpc{"grpc", "grpc++", "grpc",
@@ -311,7 +310,7 @@ const Impl kOursCallbackServer{"ours_callback_server",
                                "ours",
                                {"--callback=1"},
                                {},
-                               {"ab"}};
+                               {"abc"}};
 const Impl kGrpcCallbackServer{"grpc_callback_server",
                                "grpc++, callback server",
                                "grpc",
@@ -323,7 +322,7 @@ const Impl kOursCallback{"ours_callback",
                          "ours",
                          {"--callback=1"},
                          {"--api=callback"},
-                         {"ab"}};
+                         {"abc"}};
 const Impl kGrpcCallback{"grpc_callback",
                          "grpc++, callback server and client",
                          "grpc",
