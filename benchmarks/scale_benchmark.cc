@@ -26,9 +26,10 @@
 //       handler, the server's RSS growth and heap growth (glibc mallinfo2,
 //       asked through Stats) per call since the connections were ready, its
 //       thread count; then a Release call answers them all (a message, then
-//       OK) and the time until every call ended is the release time. A
-//       server that ends such calls at once (ours' Hold.ServerStream before
-//       the server reactors) gets "-".
+//       OK) and the time until every call ended is the release time. Both
+//       stacks hold both kinds (a held stream is a ServerWriteReactor that
+//       writes nothing until Release); a call that ends before Release is
+//       a failure.
 // Prints the medians as tables with the ratio ours / grpc++. Exits 1 when a
 // phase does not complete in 60 s or a call fails.
 //
@@ -52,7 +53,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -604,13 +604,12 @@ HeldStats Stats(Client* client, Conn* c, uint32_t* next_id) {
 }
 
 // One held-call variant: unary or server-streaming, on 1 or --held_conns
-// connections. NaN where the server cannot hold such calls (its Hold method
-// ended them at once: ours before the server reactors).
+// connections.
 struct HeldResult {
-  double rss_kib = NAN;
-  double heap_kib = NAN;
-  double threads = NAN;
-  double release_ms = NAN;
+  double rss_kib = 0;
+  double heap_kib = 0;
+  double threads = 0;
+  double release_ms = 0;
 };
 
 constexpr const char* kHeldPaths[2] = {"/rpcbench.Hold/Unary",
@@ -659,46 +658,39 @@ HeldResult MeasureHeld(const Flags& f, bool ours, bool streaming, int nconn) {
       }
       return n;
     };
-    // Until every call reached its handler (or one ended: not supported).
+    // Until every call reached its handler; none may end before Release.
     const Clock::time_point limit = Clock::now() + std::chrono::seconds(60);
-    bool unsupported = false;
     for (;;) {
       const Clock::time_point poll =
           Clock::now() + std::chrono::milliseconds(50);
       client.Run("held calls", [&] { return Clock::now() >= poll; });
-      if (calls_ended() > 0) {
-        unsupported = true;
-        break;
-      }
+      if (calls_ended() > 0) Die("held calls: one ended before Release");
       if (Stats(&client, stats, &stats_id).held - s0.held >= f.held_calls) {
         break;
       }
       if (Clock::now() > limit) Die("held calls: not all held in 60 s");
     }
-    if (!unsupported) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      const HeldStats s1 = Stats(&client, stats, &stats_id);
-      r.rss_kib = static_cast<double>(RssKiB(server.pid) - rss0) / f.held_calls;
-      r.heap_kib =
-          static_cast<double>(s1.heap - s0.heap) / 1024.0 / f.held_calls;
-      r.threads = static_cast<double>(Threads(server.pid));
-      // Progress: Release answers every held call (a message, then OK).
-      const Clock::time_point t0 = Clock::now();
-      UnaryCall(&client, stats, stats_id, "/rpcbench.Hold/Release");
-      client.Run("held calls released",
-                 [&] { return calls_ended() == f.held_calls; });
-      r.release_ms =
-          std::chrono::duration<double>(Clock::now() - t0).count() * 1e3;
-      int resets = 0, with_data = 0;
-      for (size_t i = 1; i < conns.size(); ++i) {
-        resets += conns[i]->resets;
-        with_data += conns[i]->streams_with_data;
-      }
-      if (resets != 0 || with_data != f.held_calls) {
-        Die("released held calls: " + std::to_string(resets) + " reset, " +
-            std::to_string(with_data) + " of " + std::to_string(f.held_calls) +
-            " answered");
-      }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const HeldStats s1 = Stats(&client, stats, &stats_id);
+    r.rss_kib = static_cast<double>(RssKiB(server.pid) - rss0) / f.held_calls;
+    r.heap_kib = static_cast<double>(s1.heap - s0.heap) / 1024.0 / f.held_calls;
+    r.threads = static_cast<double>(Threads(server.pid));
+    // Progress: Release answers every held call (a message, then OK).
+    const Clock::time_point t0 = Clock::now();
+    UnaryCall(&client, stats, stats_id, "/rpcbench.Hold/Release");
+    client.Run("held calls released",
+               [&] { return calls_ended() == f.held_calls; });
+    r.release_ms =
+        std::chrono::duration<double>(Clock::now() - t0).count() * 1e3;
+    int resets = 0, with_data = 0;
+    for (size_t i = 1; i < conns.size(); ++i) {
+      resets += conns[i]->resets;
+      with_data += conns[i]->streams_with_data;
+    }
+    if (resets != 0 || with_data != f.held_calls) {
+      Die("released held calls: " + std::to_string(resets) + " reset, " +
+          std::to_string(with_data) + " of " + std::to_string(f.held_calls) +
+          " answered");
     }
   }
   StopServer(&server);
@@ -815,14 +807,11 @@ int main(int argc, char** argv) {
     }
   }
   if (variants.empty()) return 0;
-  // (5): a median is NaN ("-") when a repetition could not hold the calls.
+  // (5)
   auto held_med = [](const std::vector<HeldResult>& v,
                      double HeldResult::*field) {
     std::vector<double> x;
-    for (const HeldResult& r : v) {
-      if (std::isnan(r.*field)) return static_cast<double>(NAN);
-      x.push_back(r.*field);
-    }
+    for (const HeldResult& r : v) x.push_back(r.*field);
     return Median(x);
   };
   struct HeldColumn {
@@ -854,14 +843,10 @@ int main(int argc, char** argv) {
       const double a = held_med(ours_held[v], c.field);
       const double b = held_med(grpc_held[v], c.field);
       for (double x : {a, b}) {
-        if (std::isnan(x)) {
-          std::printf("- | ");
-        } else {
-          std::printf(c.format, x);
-          std::printf(" | ");
-        }
+        std::printf(c.format, x);
+        std::printf(" | ");
       }
-      if (std::isnan(a) || std::isnan(b) || b == 0) {
+      if (b == 0) {
         std::printf("- | ");
       } else {
         std::printf("%.2f | ", a / b);
