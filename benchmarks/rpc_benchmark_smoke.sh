@@ -1,7 +1,8 @@
 #!/bin/sh
 # Smoke test of //benchmarks:rpc_benchmark: a tiny configuration, every row
-# (both stacks, the callback rows, the busy-poll row, both floors), a two-point sweep on one and
-# two channels, two repetitions (so each stack goes first once), --json.
+# (both stacks, the callback rows with (a) to (c), the busy-poll row, both
+# floors), a two-point sweep on one and two channels, two repetitions (so
+# each stack goes first once), --json.
 # $1 is the binary; the rest are its flags.
 set -eu
 json="${TEST_TMPDIR:-/tmp}/rpc_benchmark_smoke.json"
@@ -27,6 +28,11 @@ for row in '| ours |' '| grpc++ |' '| ours / grpc++ |' \
   '| 1 | 1 |' '| 8 | 1 |' '| 1 | 2 |' '| 8 | 2 |'; do
   grep -qF -- "$row" "$out" || fail "no '$row' in the output"
 done
+# The callback rows run (a) to (c) on both stacks: no cell left empty.
+if grep -E '^\| (ours|grpc\+\+)( / grpc\+\+)?, callback ' "$out" |
+  grep -qF -- '| - |'; then
+  fail "a callback row without numbers"
+fi
 # No sweep cell left empty: every point has both stacks' numbers.
 if grep -E '^\| [0-9]+ \| [0-9]+ \|' "$out" | grep -qF -- '| - |'; then
   fail "a sweep point without numbers"
