@@ -564,6 +564,43 @@ bool MeasureEchoes(const Flags& flags, size_t size, const char* key_rate,
   return true;
 }
 
+// (c) at 1 KiB and 64 KiB, one stream each: with --api=callback through a
+// `StreamClient` reactor (reactors.h's StreamEchoClient over the stack's
+// ClientBidiReactor), else the blocking stream (RunStream). `Context` is the
+// stack's; `set_deadline(Context*, seconds)` gives the call its deadline.
+template <typename Context, typename Msg, typename StreamClient, typename Stub,
+          typename SetDeadline>
+bool RunStreams(const Flags& flags, Stub* stub, SetDeadline set_deadline) {
+  for (size_t size : {size_t{1024}, size_t{65536}}) {
+    Context ctx;
+    set_deadline(&ctx, flags.duration_s * 3 + 30);
+    const bool small = size == 1024;
+    const char* key_rate = small ? "c1k_msgs_per_s" : "c64k_msgs_per_s";
+    const char* key_mbps = small ? "c1k_mb_per_s" : "c64k_mb_per_s";
+    bool ok;
+    if (flags.api == "callback") {
+      StreamClient reactor(size);
+      stub->async()->Stream(&ctx, &reactor);
+      reactor.Begin();
+      ok = MeasureEchoes(flags, size, key_rate, key_mbps, reactor.echoed, [&] {
+        reactor.Stop();
+        return reactor.Wait(30);
+      });
+    } else {
+      auto stream = stub->Stream(&ctx);
+      ok = RunStream<Msg>(flags, size, key_rate, key_mbps, stream.get(), [&] {
+        const auto s = stream->Finish();
+        if (!s.ok()) {
+          std::fprintf(stderr, "(c) finish: %s\n", s.error_message().c_str());
+        }
+        return s.ok();
+      });
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace rpcbench
 
 #endif  // BENCHMARKS_RPC_BENCH_BENCH_UTIL_H_

@@ -153,34 +153,12 @@ int main(int argc, char** argv) {
   }
 
   // (c)
-  for (size_t size : {size_t{1024}, size_t{65536}}) {
-    if (!flags.Runs('c')) break;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(Deadline(flags.duration_s * 3 + 30));
-    const bool small = size == 1024;
-    if (flags.api == "callback") {
-      StreamClient reactor(size);
-      stub->async()->Stream(&ctx, &reactor);
-      reactor.Begin();
-      ok = rpcbench::MeasureEchoes(
-          flags, size, small ? "c1k_msgs_per_s" : "c64k_msgs_per_s",
-          small ? "c1k_mb_per_s" : "c64k_mb_per_s", reactor.echoed, [&] {
-            reactor.Stop();
-            return reactor.Wait(30);
-          });
-      if (!ok) return 1;
-      continue;
-    }
-    auto stream = stub->Stream(&ctx);
-    ok = rpcbench::RunStream<EchoMessage>(
-        flags, size, small ? "c1k_msgs_per_s" : "c64k_msgs_per_s",
-        small ? "c1k_mb_per_s" : "c64k_mb_per_s", stream.get(), [&] {
-          grpc::Status s = stream->Finish();
-          if (!s.ok())
-            std::fprintf(stderr, "(c) finish: %s\n", s.error_message().c_str());
-          return s.ok();
-        });
-    if (!ok) return 1;
+  if (flags.Runs('c') &&
+      !rpcbench::RunStreams<grpc::ClientContext, EchoMessage, StreamClient>(
+          flags, stub.get(), [](grpc::ClientContext* c, double seconds) {
+            c->set_deadline(Deadline(seconds));
+          })) {
+    return 1;
   }
   return 0;
 }
