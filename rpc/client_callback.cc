@@ -16,20 +16,26 @@ namespace internal {
 
 // One callback call: the ClientCall's observer and the reactor's driver.
 // Everything but the hold count is the loop thread's (operations from other
-// threads are posted). It keeps itself alive (self_) until OnDone.
+// threads, and from reactions of other calls, are posted). It keeps itself
+// and its channel alive (self_, channel_) until OnDone.
 class ClientReactorCall final
     : public ClientCallObserver,
       public std::enable_shared_from_this<ClientReactorCall> {
  public:
-  ClientReactorCall(std::shared_ptr<ClientCall> call, ClientContext* ctx,
+  ClientReactorCall(std::shared_ptr<ChannelInterface> channel,
+                    std::shared_ptr<ClientCall> call, ClientContext* ctx,
                     ClientReactorKind kind, google::protobuf::MessageLite* resp,
                     ClientReactor* reactor)
-      : call_(std::move(call)),
+      : channel_(std::move(channel)),
+        call_(std::move(call)),
         ctx_(ctx),
         reactor_(reactor),
         response_(resp),
         kind_(kind) {}
 
+  // Before the call is bound to its context (ClientCallBase::BindCall): a
+  // context cancelled already cancels the call then, and that must reach
+  // this observer, posted (SetObserver makes the call's tasks async).
   void Bind(transport::SliceBuffer request, bool has_request) {
     self_ = shared_from_this();
     request_ = std::move(request);
@@ -60,10 +66,12 @@ class ClientReactorCall final
   void AddHolds(int n) { holds_.fetch_add(n, std::memory_order_relaxed); }
   // On the loop, in order with the operations made before it: a StartRead
   // then RemoveHold from another thread must not let OnDone in between.
+  // More RemoveHold than holds added is misuse: the call ends with INTERNAL.
   void RemoveHold() {
     Run([](ClientReactorCall* c) {
-      if (c->holds_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        c->LoopDeliver();
+      if (c->holds_.fetch_sub(1, std::memory_order_acq_rel) <= 0) {
+        c->holds_.fetch_add(1, std::memory_order_relaxed);
+        c->LoopFail("RemoveHold without a hold");
       }
     });
   }
@@ -99,6 +107,19 @@ class ClientReactorCall final
     LoopDeliver();
   }
   void LoopOnStatus(bool clean) override {
+    if (!started_) {
+      // Cancelled before StartCall (a context cancelled first, or destroyed
+      // with the call never started): the context may be gone; StartCall
+      // takes the status.
+      status_pending_ = true;
+      status_pending_clean_ = clean;
+      return;
+    }
+    LoopTakeStatus(clean);
+  }
+
+ private:
+  void LoopTakeStatus(bool clean) {
     if (!clean) {
       // Cancelled, reset, past its deadline: a read now ends the stream,
       // as a blocking Read does.
@@ -122,18 +143,45 @@ class ClientReactorCall final
     LoopDeliver();
   }
 
- private:
+  // An operation applies at once only inside a reaction of this call (the
+  // running LoopDeliver delivers what it made due, after the reaction
+  // returns). From another thread, and from the loop thread outside this
+  // call's reactions (a reaction of another call, a task), it is posted: no
+  // reaction ever runs inside a Start* (grpc++'s rule; a proxy holding its
+  // mutex around B's StartWrite in A's OnReadDone must not deadlock).
   template <typename F>
   void Run(F f) {
     transport::EventLoop* loop = call_->loop();
-    // No loop: a call failed at its creation; everything runs here.
-    if (loop == nullptr || loop->IsInLoopThread()) {
+    if (loop == nullptr) {
+      // No loop: a call failed at its creation (the header: its reactions
+      // run on the thread that calls StartCall, inside it).
+      Operate(f);
+      return;
+    }
+    // (An inline runner, RunningInline, never runs reactions: posted.)
+    if (loop->IsInLoopThread() && !transport::EventLoop::RunningInline() &&
+        in_reaction_) {
       f(this);
       return;
     }
     loop->Post([self = shared_from_this(), f = std::move(f)]() mutable {
-      f(self.get());
+      self->Operate(f);
     });
+  }
+
+  // Runs an operation's body with reactions held back (a failure inside it
+  // ends the call through LoopOnStatus before the body recorded its own
+  // reaction), then delivers what is due, once.
+  template <typename F>
+  void Operate(F& f) {
+    if (in_reaction_) {
+      f(this);
+      return;
+    }
+    in_reaction_ = true;
+    f(this);
+    in_reaction_ = false;
+    LoopDeliver();
   }
 
   // Misuse and local errors: the call ends with INTERNAL.
@@ -150,7 +198,11 @@ class ClientReactorCall final
     started_ = true;
     if (call_->loop() == nullptr) {
       // The call failed at its creation: its status is there.
-      LoopOnStatus(/*clean=*/false);
+      LoopTakeStatus(/*clean=*/false);
+      return;
+    }
+    if (status_pending_) {
+      LoopTakeStatus(status_pending_clean_);  // Cancelled before StartCall.
       return;
     }
     const bool end = kind_ == ClientReactorKind::kUnary ||
@@ -266,7 +318,7 @@ class ClientReactorCall final
         continue;
       }
       if (status_ready_ && initial_done_ && read_target_ == nullptr &&
-          !write_waiting_ && holds_.load(std::memory_order_acquire) == 0) {
+          !write_waiting_ && holds_.load(std::memory_order_acquire) <= 0) {
         done_ = true;
         call_->SetObserver(nullptr);
         queued_.clear();
@@ -283,6 +335,9 @@ class ClientReactorCall final
   }
 
   std::shared_ptr<ClientReactorCall> self_;
+  // The call keeps its channel (the application may drop stub and channel
+  // once the reactor is bound); destroyed after call_.
+  const std::shared_ptr<ChannelInterface> channel_;
   const std::shared_ptr<ClientCall> call_;
   ClientContext* const ctx_;
   ClientReactor* const reactor_;
@@ -306,6 +361,8 @@ class ClientReactorCall final
   bool initial_ok_ = false;
   bool initial_done_ = false;
   bool status_ready_ = false;
+  bool status_pending_ = false;  // The status came before StartCall.
+  bool status_pending_clean_ = false;
   bool got_response_ = false;
   bool response_ok_ = false;
   bool write_waiting_ = false;  // Sent, over the write bound.
@@ -353,9 +410,10 @@ void BindClientReactor(const std::shared_ptr<ChannelInterface>& channel,
       kind == ClientReactorKind::kClientStreaming) {
     call->set_single_response();
   }
-  auto c =
-      std::make_shared<ClientReactorCall>(call, ctx, kind, response, reactor);
+  auto c = std::make_shared<ClientReactorCall>(channel, call, ctx, kind,
+                                               response, reactor);
   c->Bind(std::move(payload), request != nullptr);
+  ClientCallBase::BindCall(call, ctx);
   if (!serialized && call->loop() != nullptr) {
     call->Cancel(Status(StatusCode::INTERNAL, "error serializing request"));
   }

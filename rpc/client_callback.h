@@ -55,8 +55,12 @@
 //     that loop: a blocking call on the same channel (a sync stub method,
 //     ClientReader::Read, WaitForConnected) made from a reaction deadlocks;
 //     start another callback call instead;
-//   * an operation made from a reaction applies at once; one made from
-//     another thread is posted to the loop (in the order made);
+//   * an operation made from a reaction of the same call applies at once
+//     (its reaction comes after the current one returns); one made from
+//     another thread, or from the loop thread outside this call's reactions
+//     (a reaction of another call), is posted to the loop (in the order
+//     made): no reaction ever runs inside a Start* (a reaction may call
+//     another call's Start* while holding a mutex its reactions take);
 //   * reactions of one call never overlap or nest: one that becomes due while
 //     another runs (StartRead inside OnReadDone with a message already there)
 //     comes after it returns.
@@ -75,9 +79,20 @@
 // from a reaction, or while another hold is held) keep OnDone from running
 // while the application may still start operations from outside a reaction
 // (another thread); RemoveHold (any thread) releases one. A hold never
-// removed means OnDone never comes.
+// removed means OnDone never comes; RemoveHold without a hold is misuse
+// (INTERNAL).
 //
-// Cancellation: ClientContext::TryCancel, any thread, also from a reaction:
+// Lifetimes. The call keeps its channel until after OnDone: stub and
+// channel may be dropped once the method bound the reactor (the channel may
+// then be released on the loop thread). A call bound and never started is
+// leaked (never OnDone), also when its context is destroyed; it never
+// touches the destroyed context. A channel that has no loop (it could not
+// be created: an invalid target) fails its calls at creation: StartCall
+// then runs OnReadInitialMetadataDone(false) and OnDone on the calling
+// thread, before it returns (the one case of a reaction inside a Start*).
+//
+// Cancellation: ClientContext::TryCancel, any thread, also from a reaction,
+// also before the stub method (the call then ends CANCELLED):
 // outstanding operations end with ok false and OnDone gets CANCELLED (unless
 // the status came first). The context's deadline, wait_for_ready and
 // transparent retries apply as for blocking calls.

@@ -17,6 +17,9 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 #include "rpc/internal/server_call.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.grpc.pb.h"
@@ -206,8 +209,8 @@ class ClientCallbackTest : public ::testing::TestWithParam<Peer> {
       ASSERT_NE(grpc_, nullptr);
     }
     ASSERT_GT(port, 0);
-    channel_ = CreateChannel("127.0.0.1:" + std::to_string(port),
-                             InsecureChannelCredentials());
+    target_ = "127.0.0.1:" + std::to_string(port);
+    channel_ = CreateChannel(target_, InsecureChannelCredentials());
     stub_ = EchoService::NewStub(channel_);
   }
   void TearDown() override {
@@ -233,6 +236,7 @@ class ClientCallbackTest : public ::testing::TestWithParam<Peer> {
   GrpcEcho grpc_service_{&counters_};
   std::unique_ptr<Server> ours_;
   std::unique_ptr<grpc::Server> grpc_;
+  std::string target_;
   std::shared_ptr<Channel> channel_;
   std::unique_ptr<EchoService::Stub> stub_;
 };
@@ -907,6 +911,272 @@ TEST_P(ClientCallbackTest, ManyConcurrentCallsOnOneChannelWithoutThreads) {
   // The client adds no thread per call (the server's worker pool may grow,
   // to far fewer than the calls).
   EXPECT_LT(ThreadCount() - threads_before, kCalls / 4);
+}
+
+// A context cancelled before the stub method (grpc++ allows it): the call
+// ends with CANCELLED through the reaction, for both forms.
+class CancelledFirst final : public ClientUnaryReactor {
+ public:
+  CancelledFirst(EchoService::Stub* stub, Log* log) : log_(log) {
+    ctx_.TryCancel();
+    stub->async()->Echo(&ctx_, &req_, &resp_, this);
+    StartCall();
+  }
+  void OnDone(const Status& s) override {
+    log_->status = s;
+    Log* log = log_;
+    delete this;
+    log->done.Notify();
+  }
+
+ private:
+  ClientContext ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  Log* const log_;
+};
+
+TEST_P(ClientCallbackTest, ContextCancelledBeforeTheCall) {
+  ClientContext ctx;
+  ctx.TryCancel();
+  EchoRequest req;
+  EchoResponse resp;
+  absl::Notification done;
+  Status status;
+  stub_->async()->Echo(&ctx, &req, &resp, [&](Status s) {
+    status = std::move(s);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(status.error_code(), StatusCode::CANCELLED) << status;
+
+  Log log;
+  new CancelledFirst(stub_.get(), &log);
+  ASSERT_TRUE(log.Wait());
+  EXPECT_EQ(log.status.error_code(), StatusCode::CANCELLED) << log.status;
+}
+
+// B: a client-streaming writer whose writes another call's reactions start.
+class OuterWriter final : public ClientWriteReactor<EchoRequest> {
+ public:
+  OuterWriter(EchoService::Stub* stub, Log* log) : log_(log) {
+    ctx_.set_deadline(absl::Now() + absl::Seconds(30));
+    stub->async()->ClientStream(&ctx_, &resp_, this);
+    StartCall();
+  }
+  void OnWriteDone(bool ok) override {
+    log_->Add(std::string("write ") + (ok ? "ok" : "fail") +
+              (inside_other_ ? " inside" : ""));
+    StartWritesDone();
+  }
+  void OnDone(const Status& s) override {
+    log_->status = s;
+    Log* log = log_;
+    delete this;
+    log->done.Notify();
+  }
+  // Set by A around its StartWrite (A's reaction, the loop thread).
+  bool inside_other_ = false;
+  EchoRequest req_;
+
+ private:
+  ClientContext ctx_;
+  EchoResponse resp_;
+  Log* const log_;
+};
+
+// A: a unary call whose OnReadInitialMetadataDone starts B's write, as a
+// proxy holding its mutex would.
+class StartsOther final : public ClientUnaryReactor {
+ public:
+  StartsOther(EchoService::Stub* stub, OuterWriter* other, Log* log)
+      : other_(other), log_(log) {
+    ctx_.set_deadline(absl::Now() + absl::Seconds(30));
+    stub->async()->Echo(&ctx_, &req_, &resp_, this);
+    StartCall();
+  }
+  void OnReadInitialMetadataDone(bool /*ok*/) override {
+    other_->inside_other_ = true;
+    other_->StartWrite(&other_->req_);
+    other_->inside_other_ = false;
+  }
+  void OnDone(const Status& s) override {
+    log_->status = s;
+    Log* log = log_;
+    delete this;
+    log->done.Notify();
+  }
+
+ private:
+  ClientContext ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  OuterWriter* const other_;
+  Log* const log_;
+};
+
+TEST_P(ClientCallbackTest, StartFromAnotherCallsReactionDoesNotReactInside) {
+  Log b_log, a_log;
+  auto* b = new OuterWriter(stub_.get(), &b_log);
+  new StartsOther(stub_.get(), b, &a_log);
+  ASSERT_TRUE(a_log.Wait());
+  ASSERT_TRUE(b_log.Wait());
+  EXPECT_TRUE(a_log.status.ok()) << a_log.status;
+  EXPECT_TRUE(b_log.status.ok()) << b_log.status;
+  EXPECT_EQ(b_log.events, std::vector<std::string>{"write ok"});
+}
+
+// The application reads the initial metadata after OnReadInitialMetadataDone
+// (from any thread): the end of the call must not assign it again.
+class KeepsInitial final : public ClientUnaryReactor {
+ public:
+  KeepsInitial(EchoService::Stub* stub, Log* log) : log_(log) {
+    ctx_.set_deadline(absl::Now() + absl::Seconds(30));
+    ctx_.AddMetadata("x-in", std::string(100, 'v'));
+    stub->async()->Echo(&ctx_, &req_, &resp_, this);
+    StartCall();
+  }
+  void OnReadInitialMetadataDone(bool /*ok*/) override {
+    auto v = ctx_.GetServerInitialMetadata().Get("x-initial");
+    if (v) data_ = v->data();
+  }
+  void OnDone(const Status& s) override {
+    auto v = ctx_.GetServerInitialMetadata().Get("x-initial");
+    log_->Add(v && v->data() == data_ ? "same" : "assigned again");
+    log_->status = s;
+    Log* log = log_;
+    delete this;
+    log->done.Notify();
+  }
+
+ private:
+  ClientContext ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  const char* data_ = nullptr;
+  Log* const log_;
+};
+
+TEST_P(ClientCallbackTest, InitialMetadataNotAssignedAgainAtTheEnd) {
+  Log log;
+  new KeepsInitial(stub_.get(), &log);
+  ASSERT_TRUE(log.Wait());
+  EXPECT_TRUE(log.status.ok()) << log.status;
+  EXPECT_EQ(log.events, std::vector<std::string>{"same"});
+}
+
+// The call keeps its channel: stub and channel dropped between the bind and
+// StartCall (ASan: the freed ChannelImpl and loop).
+TEST_P(ClientCallbackTest, CallKeepsTheChannel) {
+  Log log;
+  EchoRequest req;
+  req.set_message("kept");
+  UnaryReactor* r;
+  {
+    auto channel = CreateChannel(target_, InsecureChannelCredentials());
+    auto stub = EchoService::NewStub(channel);
+    r = new UnaryReactor(stub.get(), req, &log);
+  }
+  r->StartCall();
+  ASSERT_TRUE(log.Wait());
+  EXPECT_TRUE(log.status.ok()) << log.status;
+}
+
+class NeverStarted final : public ClientUnaryReactor {};
+
+// A call bound and never started, its context destroyed (which cancels
+// it): a leak at worst, never a use of the freed context (ASan).
+TEST_P(ClientCallbackTest, NeverStartedCallWithItsContextGone) {
+  NeverStarted reactor;
+  EchoRequest req;
+  EchoResponse resp;
+  {
+#if defined(__SANITIZE_ADDRESS__)
+    __lsan::ScopedDisabler leaks_expected;
+#endif
+    auto ctx = std::make_unique<ClientContext>();
+    stub_->async()->Echo(ctx.get(), &req, &resp, &reactor);
+  }
+  RoundTrip();  // The posted cancel has run.
+  RoundTrip();
+}
+
+// A write over the max send size: OnWriteDone(false), then OnDone.
+class OversizeWriter final : public ClientWriteReactor<EchoRequest> {
+ public:
+  OversizeWriter(EchoService::Stub* stub, Log* log) : log_(log) {
+    ctx_.set_deadline(absl::Now() + absl::Seconds(30));
+    stub->async()->ClientStream(&ctx_, &resp_, this);
+    req_.set_message(std::string(4096, 'x'));
+    StartCall();
+    StartWrite(&req_);
+  }
+  void OnWriteDone(bool ok) override {
+    log_->Add(std::string("write ") + (ok ? "ok" : "fail"));
+  }
+  void OnDone(const Status& s) override {
+    log_->Add("done " + std::to_string(static_cast<int>(s.error_code())));
+    log_->status = s;
+    Log* log = log_;
+    delete this;
+    log->done.Notify();
+  }
+
+ private:
+  ClientContext ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  Log* const log_;
+};
+
+TEST_P(ClientCallbackTest, WriteOverMaxSendSizeReactsBeforeOnDone) {
+  ChannelArguments args;
+  args.SetMaxSendMessageSize(1024);
+  auto channel =
+      CreateCustomChannel(target_, InsecureChannelCredentials(), args);
+  auto stub = EchoService::NewStub(channel);
+  Log log;
+  new OversizeWriter(stub.get(), &log);
+  ASSERT_TRUE(log.Wait());
+  EXPECT_EQ(log.status.error_code(), StatusCode::RESOURCE_EXHAUSTED)
+      << log.status;
+  EXPECT_EQ(log.events, (std::vector<std::string>{"write fail", "done 8"}));
+}
+
+// RemoveHold without a hold: misuse, reported (INTERNAL), OnDone comes.
+class Unheld final : public ClientReadReactor<EchoResponse> {
+ public:
+  Unheld(EchoService::Stub* stub, const EchoRequest& req, Log* log)
+      : log_(log) {
+    ctx_.set_deadline(absl::Now() + absl::Seconds(30));
+    stub->async()->ServerStream(&ctx_, &req, this);
+    StartRead(&resp_);
+    StartCall();
+    RemoveHold();
+  }
+  void OnReadDone(bool ok) override {
+    if (ok) StartRead(&resp_);
+  }
+  void OnDone(const Status& s) override {
+    log_->status = s;
+    Log* log = log_;
+    delete this;
+    log->done.Notify();
+  }
+
+ private:
+  ClientContext ctx_;
+  EchoResponse resp_;
+  Log* const log_;
+};
+
+TEST_P(ClientCallbackTest, RemoveHoldWithoutAHoldIsReported) {
+  Log log;
+  EchoRequest req;
+  req.set_count(3);
+  new Unheld(stub_.get(), req, &log);
+  ASSERT_TRUE(log.Wait());
+  EXPECT_EQ(log.status.error_code(), StatusCode::INTERNAL) << log.status;
 }
 
 INSTANTIATE_TEST_SUITE_P(Peers, ClientCallbackTest,

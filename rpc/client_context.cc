@@ -74,14 +74,19 @@ std::shared_ptr<internal::ClientCall> ClientContext::call() const {
 Status ClientContext::FinishCall() {
   std::shared_ptr<internal::ClientCall> c = call();
   if (c == nullptr) return Status(StatusCode::INTERNAL, "call not started");
-  return c->Finish(&received_initial_, &received_trailing_);
+  // Initial metadata fetched already is final, and the application may be
+  // reading it (a callback call after OnReadInitialMetadataDone).
+  return c->Finish(initial_fetched_ ? nullptr : &received_initial_,
+                   &received_trailing_);
 }
 
 void ClientContext::FetchInitialMetadata() {
   std::shared_ptr<internal::ClientCall> c = call();
   if (c == nullptr) return;
   c->WaitForInitialMetadata();
+  if (initial_fetched_) return;
   c->CopyInitialMetadata(&received_initial_);
+  initial_fetched_ = true;
 }
 
 }  // namespace rpc

@@ -128,6 +128,8 @@ class ClientContext {
   std::optional<compression::Encoding> compression_algorithm_;
   std::string grpc_encoding_header_for_test_;
   bool wait_for_ready_ = false;
+  // FetchInitialMetadata stored them (the thread that drives the call).
+  bool initial_fetched_ = false;
   mutable absl::Mutex mu_;
   std::shared_ptr<internal::ClientCall> call_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<ChannelInterface> channel_;

@@ -64,15 +64,18 @@ void ClientCallBase::AsyncUnary(
 std::shared_ptr<ClientCall> ClientCallBase::NewCall(
     const std::shared_ptr<ChannelInterface>& channel, const std::string& method,
     ClientContext* ctx) {
-  std::shared_ptr<ClientCall> call = channel->CreateCall(method, ctx);
-  // The context does not keep the channel (the caller does, until OnDone);
-  // dropping its last reference inside a reaction is fine (channel.h).
+  return channel->CreateCall(method, ctx);
+}
+
+void ClientCallBase::BindCall(const std::shared_ptr<ClientCall>& call,
+                              ClientContext* ctx) {
+  // The context does not keep the channel (the callback call does, until
+  // after OnDone; releasing it on the loop thread is fine, channel.h).
   ctx->set_call(call, nullptr);
   if (!ctx->grpc_encoding_header_for_test().empty()) {
     call->set_grpc_encoding_header_for_test(
         ctx->grpc_encoding_header_for_test());
   }
-  return call;
 }
 
 ClientCallBase::ClientCallBase(const std::shared_ptr<ChannelInterface>& channel,

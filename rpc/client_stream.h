@@ -57,11 +57,15 @@ class ClientCallBase {
                          google::protobuf::MessageLite* response,
                          std::function<void(Status)> done);
 
-  // Creates the call of `method` for `ctx` and binds it to the context
-  // (not started; the callback API's first step).
+  // The callback API's first steps: NewCall creates the call of `method`
+  // for `ctx` (not started); BindCall binds it to the context, after the
+  // call's observer is set (a context cancelled already cancels the call
+  // there, and the cancel must reach the observer).
   static std::shared_ptr<ClientCall> NewCall(
       const std::shared_ptr<ChannelInterface>& channel,
       const std::string& method, ClientContext* ctx);
+  static void BindCall(const std::shared_ptr<ClientCall>& call,
+                       ClientContext* ctx);
 
   ClientCallBase(const ClientCallBase&) = delete;
   ClientCallBase& operator=(const ClientCallBase&) = delete;
