@@ -913,6 +913,15 @@ TEST_P(ClientCallbackTest, ManyConcurrentCallsOnOneChannelWithoutThreads) {
   EXPECT_LT(ThreadCount() - threads_before, kCalls / 4);
 }
 
+// The end of OnDone for the reactors below: records the status, deletes
+// the reactor (with its context), then notifies.
+void DeleteAndNotify(internal::ClientReactor* reactor, Log* log,
+                     const Status& s) {
+  log->status = s;
+  delete reactor;
+  log->done.Notify();
+}
+
 // A context cancelled before the stub method (grpc++ allows it): the call
 // ends with CANCELLED through the reaction, for both forms.
 class CancelledFirst final : public ClientUnaryReactor {
@@ -922,12 +931,7 @@ class CancelledFirst final : public ClientUnaryReactor {
     stub->async()->Echo(&ctx_, &req_, &resp_, this);
     StartCall();
   }
-  void OnDone(const Status& s) override {
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
-  }
+  void OnDone(const Status& s) override { DeleteAndNotify(this, log_, s); }
 
  private:
   ClientContext ctx_;
@@ -969,12 +973,7 @@ class OuterWriter final : public ClientWriteReactor<EchoRequest> {
               (inside_other_ ? " inside" : ""));
     StartWritesDone();
   }
-  void OnDone(const Status& s) override {
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
-  }
+  void OnDone(const Status& s) override { DeleteAndNotify(this, log_, s); }
   // Set by A around its StartWrite (A's reaction, the loop thread).
   bool inside_other_ = false;
   EchoRequest req_;
@@ -1000,12 +999,7 @@ class StartsOther final : public ClientUnaryReactor {
     other_->StartWrite(&other_->req_);
     other_->inside_other_ = false;
   }
-  void OnDone(const Status& s) override {
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
-  }
+  void OnDone(const Status& s) override { DeleteAndNotify(this, log_, s); }
 
  private:
   ClientContext ctx_;
@@ -1043,10 +1037,7 @@ class KeepsInitial final : public ClientUnaryReactor {
   void OnDone(const Status& s) override {
     auto v = ctx_.GetServerInitialMetadata().Get("x-initial");
     log_->Add(v && v->data() == data_ ? "same" : "assigned again");
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
+    DeleteAndNotify(this, log_, s);
   }
 
  private:
@@ -1116,10 +1107,7 @@ class OversizeWriter final : public ClientWriteReactor<EchoRequest> {
   }
   void OnDone(const Status& s) override {
     log_->Add("done " + std::to_string(static_cast<int>(s.error_code())));
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
+    DeleteAndNotify(this, log_, s);
   }
 
  private:
@@ -1157,12 +1145,7 @@ class Unheld final : public ClientReadReactor<EchoResponse> {
   void OnReadDone(bool ok) override {
     if (ok) StartRead(&resp_);
   }
-  void OnDone(const Status& s) override {
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
-  }
+  void OnDone(const Status& s) override { DeleteAndNotify(this, log_, s); }
 
  private:
   ClientContext ctx_;
