@@ -33,6 +33,12 @@
 // * No reaction runs inside another reaction of the same call: a StartRead
 //   in OnReadDone whose message is already here gets its OnReadDone after
 //   the current reaction returned.
+// * No reaction runs inside a Start* or Finish made outside the call's own
+//   reactions (as in grpc++): one call's reaction may start operations on
+//   another call of the same loop (a chat room writing to every member under
+//   its lock); they apply at once, and the other call's reactions (its
+//   OnWriteDone, its OnDone) come after the current reaction returned, at
+//   the end of the loop's iteration.
 // * A reactor may call Start* in its constructor when the method constructs
 //   it (the call is bound to the first server reactor constructed while the
 //   method runs, on its thread); reactions come only after the method

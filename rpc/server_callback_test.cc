@@ -410,8 +410,65 @@ class CallbackEcho final : public EchoService::CallbackService {
     bool in_reaction_ = false;
   };
 
+  // Bidi with metadata x-room: "member" waits in the room (room_member) for
+  // a "speaker", whose OnReadDone writes the request to the member and
+  // finishes it, then finishes itself. The member's reactions count whether
+  // they ran inside the speaker's reaction (they must not: grpc++ never runs
+  // a reaction inside a Start*).
+  class RoomMember final : public ServerBidiReactor<EchoRequest, EchoResponse> {
+   public:
+    explicit RoomMember(CallbackEcho* s) : s_(s) { s_->room_member = this; }
+    void Say(const std::string& text) {
+      resp_.set_message(text);
+      StartWrite(&resp_);
+      Finish(Status::OK);
+    }
+    void OnWriteDone(bool ok) override {
+      if (s_->speaker_in_reaction) ++s_->reactions_inside_start;
+      if (ok) ++s_->events.writes_ok;
+    }
+    void OnDone() override {
+      if (s_->speaker_in_reaction) ++s_->reactions_inside_start;
+      s_->events.Done();
+      delete this;
+    }
+
+   private:
+    CallbackEcho* const s_;
+    EchoResponse resp_;
+  };
+  class RoomSpeaker final
+      : public ServerBidiReactor<EchoRequest, EchoResponse> {
+   public:
+    explicit RoomSpeaker(CallbackEcho* s) : s_(s) { StartRead(&req_); }
+    void OnReadDone(bool ok) override {
+      if (ok) {
+        s_->speaker_in_reaction = true;
+        if (RoomMember* m = s_->room_member.exchange(nullptr)) {
+          m->Say(req_.message());
+        }
+        s_->speaker_in_reaction = false;
+      }
+      Finish(Status::OK);
+    }
+    void OnDone() override {
+      s_->events.Done();
+      delete this;
+    }
+
+   private:
+    CallbackEcho* const s_;
+    EchoRequest req_;
+  };
+  std::atomic<RoomMember*> room_member{nullptr};
+  std::atomic<bool> speaker_in_reaction{false};
+  std::atomic<int> reactions_inside_start{0};
+
   ServerBidiReactor<EchoRequest, EchoResponse>* Bidi(
       CallbackServerContext* ctx) override {
+    const std::string room = MetadataValue(ctx, "x-room");
+    if (room == "member") return new RoomMember(this);
+    if (room == "speaker") return new RoomSpeaker(this);
     return new BidiEcho(this, ctx);
   }
 };
@@ -786,6 +843,33 @@ TEST_F(CallbackServerTest, MisuseEndsTheCallWithInternal) {
     ++dones;
     EXPECT_TRUE(WaitFor([&] { return service_.events.Dones() == dones; }));
   }
+}
+
+// A reaction of one call starting operations on another call of the same
+// loop (the chat-room pattern: the speaker holds the room's lock while it
+// writes to every member): the member's OnWriteDone and OnDone come after
+// the speaker's reaction returned, never inside its StartWrite or Finish.
+TEST_F(CallbackServerTest, StartOnAnotherCallNeverRunsItsReactionsInline) {
+  ClientContext member_ctx;
+  WithDeadline(&member_ctx)->AddMetadata("x-room", "member");
+  auto member = stub_->Bidi(&member_ctx);
+  ASSERT_TRUE(WaitFor([&] { return service_.room_member.load() != nullptr; }));
+  ClientContext speaker_ctx;
+  WithDeadline(&speaker_ctx)->AddMetadata("x-room", "speaker");
+  auto speaker = stub_->Bidi(&speaker_ctx);
+  EchoRequest req;
+  req.set_message("hello");
+  ASSERT_TRUE(speaker->Write(req));
+  EchoResponse resp;
+  ASSERT_TRUE(member->Read(&resp));
+  EXPECT_EQ(resp.message(), "hello");
+  EXPECT_FALSE(member->Read(&resp));
+  EXPECT_TRUE(member->Finish().ok());
+  EXPECT_FALSE(speaker->Read(&resp));
+  EXPECT_TRUE(speaker->Finish().ok());
+  EXPECT_TRUE(WaitFor([&] { return service_.events.Dones() == 2; }));
+  EXPECT_EQ(service_.events.writes_ok.load(), 1);
+  EXPECT_EQ(service_.reactions_inside_start.load(), 0);
 }
 
 // Streaming callback handlers hold no thread: 200 open bidi streams, each

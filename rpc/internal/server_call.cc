@@ -414,23 +414,43 @@ Status ServerCall::FrameResponse(const google::protobuf::MessageLite& msg,
 }
 
 void ServerCall::RunOnLoop(absl::AnyInvocable<void()> op) {
-  const auto apply = [](ServerCall* call, absl::AnyInvocable<void()>& op) {
-    // Reactions the operation makes due wait for it to end.
-    const bool outer = !call->in_pump_;
-    call->in_pump_ = true;
-    op();
-    if (!outer) return;
-    call->in_pump_ = false;
-    call->Pump();
-  };
   if (loop_->IsInLoopThread()) {
-    apply(this, op);
+    if (in_pump_) {
+      // From this call's own reaction (or its method): the Pump running
+      // delivers what the operation made due once the reaction returned.
+      op();
+      return;
+    }
+    // From elsewhere on the loop (another call's reaction, a task): the
+    // operation applies now, but its reactions never run inside this Start*
+    // (as in grpc++): the caller may hold a lock they take, or delete what
+    // it iterates. They come from a pump deferred to the end of the
+    // iteration.
+    in_pump_ = true;
+    op();
+    in_pump_ = false;
+    DeferPump();
     return;
   }
   posted_ops_.fetch_add(1, std::memory_order_relaxed);
-  loop_->Post([self = shared_from_this(), op = std::move(op), apply]() mutable {
+  loop_->Post([self = shared_from_this(), op = std::move(op)]() mutable {
     self->posted_ops_.fetch_sub(1, std::memory_order_release);
-    apply(self.get(), op);
+    // A posted task runs in no reaction: the reactions may come at once.
+    const bool outer = !self->in_pump_;
+    self->in_pump_ = true;
+    op();
+    if (!outer) return;
+    self->in_pump_ = false;
+    self->Pump();
+  });
+}
+
+void ServerCall::DeferPump() {
+  if (pump_deferred_ || reactor_ == nullptr) return;
+  pump_deferred_ = true;
+  loop_->Defer([self = shared_from_this()] {
+    self->pump_deferred_ = false;
+    self->Pump();
   });
 }
 

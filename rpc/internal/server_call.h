@@ -213,6 +213,8 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   // Delivers the reactions that are due, one at a time, until none is
   // (never from inside one: a nested call returns at once).
   void Pump();
+  // Pump at the end of this loop iteration (once, however often asked).
+  void DeferPump();
   // Frees the context and messages (after OnDone, or when no method ran).
   void ReleaseCallbackState();
 
@@ -291,6 +293,7 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   bool write_ok_ = false;
   bool input_ended_ = false;
   bool in_pump_ = false;
+  bool pump_deferred_ = false;  // A DeferPump task is queued.
   bool cancel_due_ = false;
   bool cancel_delivered_ = false;
   bool finish_called_ = false;
