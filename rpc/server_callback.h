@@ -47,7 +47,8 @@
 // Order and lifetime.
 // * At most one read and one write may be outstanding: StartRead before the
 //   previous OnReadDone, StartWrite before the previous OnWriteDone, or a
-//   StartWrite after StartWriteLast, is misuse: the call ends with INTERNAL
+//   StartWrite after StartWriteLast, is misuse, and so is a second
+//   StartSendInitialMetadata: the call ends with INTERNAL
 //   naming it ("StartWrite before the previous OnWriteDone") and each such
 //   operation still gets its reaction (false). After Finish a StartWrite
 //   fails (OnWriteDone(false)) and a second Finish is ignored: the first
@@ -184,10 +185,14 @@ class ServerWriterReactorBase : public ServerReactorBase {
     StartWriteBase(resp, options);
   }
   // The last message: it and the status leave in one flush once Finish is
-  // called (its OnWriteDone comes before). StartWriteAndFinish does both.
+  // called (its OnWriteDone comes before), the message first whatever the
+  // status (an error too, as grpc++ streams it).
   void StartWriteLast(const Response* resp, WriteOptions options) {
     StartWrite(resp, options.set_last_message());
   }
+  // StartWriteLast and Finish(status) in one operation, with no OnWriteDone
+  // of its own (as in grpc++): it completes at OnDone, until which *resp
+  // must live.
   void StartWriteAndFinish(const Response* resp, WriteOptions options,
                            Status status) {
     StartWriteAndFinishBase(resp, options, std::move(status));

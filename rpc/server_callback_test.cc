@@ -218,14 +218,17 @@ class CallbackEcho final : public EchoService::CallbackService {
 
   // Server streaming: `count` responses of `response_size` octets, then OK.
   // "hold": waits for Go() (from the test's thread) before the first;
-  // metadata x-last: the last one by StartWriteAndFinish.
+  // metadata x-last: the last one by StartWriteAndFinish, with the status
+  // of the request (status_code, status_message).
   class Writer final : public ServerWriteReactor<EchoResponse> {
    public:
     Writer(CallbackEcho* s, CallbackServerContext* ctx, const EchoRequest* req)
         : s_(s),
           ctx_(ctx),
           count_(req->count()),
-          last_(!MetadataValue(ctx, "x-last").empty()) {
+          last_(!MetadataValue(ctx, "x-last").empty()),
+          final_status_(static_cast<StatusCode>(req->status_code()),
+                        req->status_message()) {
       resp_.set_payload(std::string(req->response_size(), 'w'));
       if (!MetadataValue(ctx, "x-gzip").empty()) {
         ctx->set_compression_algorithm(compression::Encoding::kGzip);
@@ -268,7 +271,7 @@ class CallbackEcho final : public EchoService::CallbackService {
       }
       resp_.set_index(sent_++);
       if (last_ && sent_ == count_) {
-        StartWriteAndFinish(&resp_, options_, Status::OK);
+        StartWriteAndFinish(&resp_, options_, final_status_);
         return;
       }
       StartWrite(&resp_, options_);
@@ -280,6 +283,8 @@ class CallbackEcho final : public EchoService::CallbackService {
     bool in_reaction_ = false;
     const int count_;
     const bool last_;
+    // With x-last: the status_code and status_message of the request.
+    const Status final_status_;
     bool held_ = false;
     int sent_ = 0;
     EchoResponse resp_;
@@ -341,7 +346,7 @@ class CallbackEcho final : public EchoService::CallbackService {
 
   // Bidi: echoes each request until the client half-closes, then OK (or the
   // status_code of a request). Metadata x-misuse: write-twice, read-twice,
-  // finish-twice, write-after-finish.
+  // finish-twice, write-after-finish, initial-twice, write-300.
   class BidiEcho final : public ServerBidiReactor<EchoRequest, EchoResponse> {
    public:
     BidiEcho(CallbackEcho* s, CallbackServerContext* ctx) : s_(s) {
@@ -357,6 +362,13 @@ class CallbackEcho final : public EchoService::CallbackService {
       } else if (misuse == "finish-twice") {
         Finish(Status(StatusCode::ABORTED, "first"));
         Finish(Status(StatusCode::OK, "second"));
+      } else if (misuse == "initial-twice") {
+        StartSendInitialMetadata();
+        StartSendInitialMetadata();
+        Finish(Status::OK);
+      } else if (misuse == "write-300") {
+        for (int i = 0; i < 300; ++i) StartWrite(&resp_);
+        Finish(Status::OK);
       } else if (misuse == "write-after-finish") {
         Finish(Status(StatusCode::ABORTED, "finished"));
         StartWrite(&resp_);
@@ -584,9 +596,36 @@ TEST_F(CallbackServerTest, ServerStreaming) {
     Status s = reader->Finish();
     EXPECT_TRUE(s.ok()) << s;
     EXPECT_EQ(n, 50);
+    EXPECT_TRUE(
+        WaitFor([&] { return service_.events.Dones() == (last ? 2 : 1); }));
+    // StartWriteAndFinish has no OnWriteDone (grpc++'s: it completes at
+    // OnDone).
+    EXPECT_EQ(service_.events.writes_ok.load(), last ? 50 + 49 : 50);
   }
-  EXPECT_TRUE(WaitFor([&] { return service_.events.Dones() == 2; }));
   EXPECT_EQ(service_.events.Cancels(), 0);
+}
+
+// A streaming error status after StartWriteAndFinish: the message goes out,
+// then the status (only a unary or client-streaming response is dropped on
+// an error).
+TEST_F(CallbackServerTest, WriteAndFinishWithAnErrorSendsTheMessage) {
+  ClientContext ctx;
+  WithDeadline(&ctx)->AddMetadata("x-last", "1");
+  EchoRequest req;
+  req.set_count(3);
+  req.set_status_code(StatusCode::ABORTED);
+  req.set_status_message("after the last");
+  auto reader = stub_->ServerStream(&ctx, req);
+  EchoResponse resp;
+  int n = 0;
+  while (reader->Read(&resp)) {
+    EXPECT_EQ(resp.index(), n);
+    ++n;
+  }
+  Status s = reader->Finish();
+  EXPECT_EQ(s.error_code(), StatusCode::ABORTED) << s;
+  EXPECT_EQ(s.error_message(), "after the last");
+  EXPECT_EQ(n, 3);
 }
 
 TEST_F(CallbackServerTest, ClientStreaming) {
@@ -823,6 +862,8 @@ TEST_F(CallbackServerTest, MisuseEndsTheCallWithInternal) {
        "StartWrite before the previous OnWriteDone"},
       {"read-twice", StatusCode::INTERNAL,
        "StartRead before the previous OnReadDone"},
+      {"initial-twice", StatusCode::INTERNAL,
+       "StartSendInitialMetadata called twice"},
       // The second Finish is ignored: the first status went out.
       {"finish-twice", StatusCode::ABORTED, "first"},
       // A write after Finish fails (OnWriteDone(false)); the status stands.
@@ -870,6 +911,23 @@ TEST_F(CallbackServerTest, StartOnAnotherCallNeverRunsItsReactionsInline) {
   EXPECT_TRUE(WaitFor([&] { return service_.events.Dones() == 2; }));
   EXPECT_EQ(service_.events.writes_ok.load(), 1);
   EXPECT_EQ(service_.reactions_inside_start.load(), 0);
+}
+
+// Every misused operation gets its reaction, however many (300 StartWrite
+// in a row: 299 of them before the previous OnWriteDone).
+TEST_F(CallbackServerTest, EveryMisusedWriteGetsItsReaction) {
+  ClientContext ctx;
+  WithDeadline(&ctx)->AddMetadata("x-misuse", "write-300");
+  auto stream = stub_->Bidi(&ctx);
+  EchoResponse resp;
+  while (stream->Read(&resp)) {
+  }
+  EXPECT_EQ(stream->Finish().error_code(), StatusCode::INTERNAL);
+  ASSERT_TRUE(WaitFor([&] { return service_.events.Dones() == 1; }));
+  EXPECT_GE(service_.events.writes_failed.load(), 299);
+  EXPECT_EQ(
+      service_.events.writes_ok.load() + service_.events.writes_failed.load(),
+      300);
 }
 
 // Streaming callback handlers hold no thread: 200 open bidi streams, each

@@ -365,6 +365,7 @@ void ServerCall::LoopCancel() {
   inbox_.clear();
   inbox_head_ = 0;
   inbox_bytes_ = 0;
+  ReturnOwedOctets();
   last_message_.reset();
   if (write_state_ == WriteState::kAwaitingCredit) {
     // After the reactor's status the stream closes once its data left.
@@ -457,6 +458,13 @@ void ServerCall::DeferPump() {
 void ServerCall::ReactorSendInitialMetadata() {
   RunOnLoop([this] {
     if (done_) return;
+    if (initial_metadata_started_) {
+      // Its reaction comes (false), the call ends with INTERNAL.
+      ++failed_initial_metadata_;
+      LoopMisuse("StartSendInitialMetadata called twice");
+      return;
+    }
+    initial_metadata_started_ = true;
     initial_metadata_done_ = true;
     initial_metadata_ok_ = false;
     if (connection_ == nullptr || status_sent_ || callback_state_ == nullptr) {
@@ -489,7 +497,7 @@ void ServerCall::ReactorFinish(Status status) {
 void ServerCall::ReactorWriteAndFinish(const google::protobuf::MessageLite* msg,
                                        WriteOptions options, Status status) {
   RunOnLoop([this, msg, options, status = std::move(status)]() mutable {
-    LoopReactorWrite(msg, options.set_last_message());
+    LoopReactorWrite(msg, options.set_last_message(), /*and_finish=*/true);
     LoopReactorFinish(status);
   });
 }
@@ -509,14 +517,16 @@ void ServerCall::LoopReactorRead(google::protobuf::MessageLite* msg) {
 }
 
 void ServerCall::LoopReactorWrite(const google::protobuf::MessageLite* msg,
-                                  WriteOptions options) {
+                                  WriteOptions options, bool and_finish) {
   if (done_) return;
   if (write_state_ != WriteState::kNone) {
     ++failed_writes_;
     LoopMisuse("StartWrite before the previous OnWriteDone");
     return;
   }
-  write_state_ = WriteState::kDone;
+  // StartWriteAndFinish has no OnWriteDone (grpc++'s): it completes at
+  // OnDone.
+  write_state_ = and_finish ? WriteState::kNone : WriteState::kDone;
   write_ok_ = false;
   if (finish_called_ || last_message_ != nullptr) {
     LoopMisuse(finish_called_ ? "StartWrite after Finish"
@@ -572,7 +582,9 @@ void ServerCall::LoopReactorFinish(const Status& status) {
     } else {
       has_response = true;
     }
-  } else if (final_status.ok() && last_message_ != nullptr) {
+  } else if (last_message_ != nullptr) {
+    // A streamed message goes out before any status, an error too (only the
+    // single response of unary and client streaming is dropped on error).
     response = std::move(*last_message_);
     has_response = true;
   }
@@ -588,9 +600,19 @@ void ServerCall::LoopReactorFinish(const Status& status) {
     ResolveResponseEncoding();
   }
   finish_applied_ = true;
+  // Requests no longer wait for a StartRead: the window they hold goes back
+  // (a client keeping its half open must not starve the connection).
+  ReturnOwedOctets();
   LoopSendStatus(final_status, *ctx.mutable_initial_metadata(),
                  *ctx.mutable_trailing_metadata());
   conn->ScheduleFlush();
+}
+
+void ServerCall::ReturnOwedOctets() {
+  if (owed_bytes_ == 0 || connection_ == nullptr) return;
+  connection_->connection().ConsumeData(stream_id_, owed_bytes_);
+  owed_bytes_ = 0;
+  connection_->ScheduleFlush();
 }
 
 Status ServerCall::LoopTakeRequest(google::protobuf::MessageLite* msg) {
@@ -615,7 +637,9 @@ void ServerCall::LoopBind(ServerReactorBase* reactor) {
     ReleaseCallbackState();
     return;
   }
-  reactor->call_ = this;
+  // Written only when not bound yet: a reactor bound in its constructor may
+  // already be read by another thread it published itself to.
+  if (reactor->call_ != this) reactor->call_ = this;
   reactor_ = reactor;
   if (reactor->used_unbound_) {
     LoopMisuse("reactor used before its method returned it");
@@ -651,6 +675,11 @@ void ServerCall::Pump() {
     if (initial_metadata_done_) {
       initial_metadata_done_ = false;
       r->OnSendInitialMetadataDone(initial_metadata_ok_);
+      continue;
+    }
+    if (failed_initial_metadata_ > 0) {
+      --failed_initial_metadata_;
+      r->OnSendInitialMetadataDone(false);
       continue;
     }
     if (failed_reads_ > 0) {

@@ -174,6 +174,9 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   // The stream was reset or the connection died.
   void LoopOnReset();
   void LoopOnClosed();
+  // The connection is going away: forget it before any call learns so (in
+  // ~ServerConnection), so no reaction reaches it through another call.
+  void LoopDetach() { connection_ = nullptr; }
   void LoopReleaseWriteCredit();
 
   // ---- Reactor mode: the reactor's operations (any thread) ----
@@ -202,9 +205,13 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   // Runs `op` on the loop (now when on it, else posted) and then Pump.
   void RunOnLoop(absl::AnyInvocable<void()> op);
   void LoopReactorRead(google::protobuf::MessageLite* msg);
+  // `and_finish`: StartWriteAndFinish's (no OnWriteDone of its own).
   void LoopReactorWrite(const google::protobuf::MessageLite* msg,
-                        WriteOptions options);
+                        WriteOptions options, bool and_finish = false);
   void LoopReactorFinish(const Status& status);
+  // Gives the stream window of requests withheld for a slow reader back
+  // (the call no longer reads).
+  void ReturnOwedOctets();
   // The reactor's misuse ends the call with INTERNAL `what`.
   void LoopMisuse(const char* what);
   // The one request of a unary or server-streaming call into *msg.
@@ -299,12 +306,14 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   bool finish_called_ = false;
   // Finish sent the status (no OnCancel after it).
   bool finish_applied_ = false;
+  bool initial_metadata_started_ = false;
   bool initial_metadata_done_ = false;  // OnSendInitialMetadataDone due.
   bool initial_metadata_ok_ = false;
   bool done_ = false;
   // Operations started against the rules: each gets its reaction (false).
-  uint8_t failed_reads_ = 0;
-  uint8_t failed_writes_ = 0;
+  uint32_t failed_initial_metadata_ = 0;
+  uint32_t failed_reads_ = 0;
+  uint32_t failed_writes_ = 0;
 };
 
 }  // namespace internal

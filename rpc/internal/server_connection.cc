@@ -66,6 +66,10 @@ ServerConnection::~ServerConnection() {
        {idle_timer_, age_timer_, grace_timer_}) {
     if (t != transport::EventLoop::kInvalidTimer) driver_.loop()->Cancel(t);
   }
+  // Every call forgets the connection before any learns it is over: a
+  // reaction (OnCancel) may start operations on another call of this
+  // half-destroyed connection.
+  for (auto& [id, call] : calls_) call->LoopDetach();
   for (auto& [id, call] : calls_) {
     call->LoopOnReset();
     call->LoopOnClosed();
