@@ -48,9 +48,9 @@
 // * At most one read and one write may be outstanding: StartRead before the
 //   previous OnReadDone, StartWrite before the previous OnWriteDone, or a
 //   StartWrite after StartWriteLast, is misuse, and so is a second
-//   StartSendInitialMetadata: the call ends with INTERNAL
-//   naming it ("StartWrite before the previous OnWriteDone") and each such
-//   operation still gets its reaction (false). After Finish a StartWrite
+//   StartSendInitialMetadata: the call ends with INTERNAL naming it
+//   ("StartWrite before the previous OnWriteDone") and each such operation
+//   still gets its reaction (false). After Finish a StartWrite
 //   fails (OnWriteDone(false)) and a second Finish is ignored: the first
 //   status already went out.
 // * OnReadDone(false): no more requests (the client half-closed, or the call
