@@ -174,11 +174,27 @@ int SelectH2(SSL*, const unsigned char** out, unsigned char* outlen,
   return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
+// OpenSSL frees its global state in an at-exit handler unless its first
+// initialization says not to; loop threads are never stopped (rpc's
+// process-wide group) and may be in a handshake or a write while exit()
+// runs, and would then use freed locks (a SEGV in the interop client,
+// rpc/tls_exit_test). So the first initialization is ours, when this file
+// loads (before main, unless another library's static initializer used
+// OpenSSL first), and again before any context (a no-op by then). The
+// state then lives until the process ends, as the loops do.
+bool InitOpenSsl() {
+  return OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
+}
+const bool g_openssl_initialized = InitOpenSsl();
+
 // Settings common to both roles.
 absl::StatusOr<SSL_CTX*> NewContext(bool server, TlsVersion min_version,
                                     TlsVersion max_version) {
   if (ProtoVersion(min_version) > ProtoVersion(max_version)) {
     return absl::InvalidArgumentError("min_version is above max_version");
+  }
+  if (!g_openssl_initialized && !InitOpenSsl()) {
+    return absl::InternalError("OPENSSL_init_ssl failed");
   }
   SSL_CTX* ctx =
       SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
