@@ -1531,6 +1531,25 @@ bool CallANewBackend() {
   return ok;
 }
 
+// The exit code of `child`; -1 when it did not exit within `timeout` (it is
+// killed) or did not exit normally.
+int WaitForChild(pid_t child, absl::Duration timeout) {
+  int status = 0;
+  pid_t waited = 0;
+  const absl::Time deadline = absl::Now() + timeout;
+  while ((waited = waitpid(child, &status, WNOHANG)) == 0 &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (waited == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    return -1;
+  }
+  if (waited != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
 TEST(ChannelLoopsTest, AChildOfForkGetsLoopsOfItsOwn) {
   // fork() copies the process-wide group but not its threads: a child's
   // channel on that copy would wait forever for a loop nobody runs.
@@ -1539,22 +1558,52 @@ TEST(ChannelLoopsTest, AChildOfForkGetsLoopsOfItsOwn) {
   ASSERT_GE(child, 0);
   // A server and a channel made in the child; only the exit code counts.
   if (child == 0) _exit(CallANewBackend() ? 0 : 1);
-  int status = 0;
-  pid_t waited = 0;
   // Generous: only a hang (the bug) reaches it.
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while ((waited = waitpid(child, &status, WNOHANG)) == 0 &&
-         absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(WaitForChild(child, absl::Seconds(30)), 0) << "-1: the call hung";
+}
+
+// fork() while another thread holds the process-wide group's lock: the
+// child gets it free (the fork handlers), so its first channel does not
+// wait forever for an owner that does not exist there. Bounded stress: the
+// other thread takes the lock about half of its time, so without the
+// handlers most children hang.
+TEST(ChannelLoopsTest, AForkWhileAnotherThreadTakesTheGroupLockLeavesItFree) {
+  ASSERT_TRUE(internal::DefaultLoopGroup().ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> taken{0};
+  std::thread hammer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (internal::DefaultLoopGroup().ok()) ++taken;
+    }
+  });
+  // (No ASSERT before the join: failures ADD_FAILURE and break.)
+  constexpr int kForks = 20;
+  for (int i = 0; i < kForks; ++i) {
+    const int before = taken.load();
+    // The other thread is in its loop (the lock taken and released since).
+    if (!WaitUntil([&] { return taken.load() > before + 10; })) {
+      ADD_FAILURE() << "the other thread does not run";
+      break;
+    }
+    const pid_t child = fork();
+    if (child < 0) {
+      ADD_FAILURE() << "fork: " << errno;
+      break;
+    }
+    if (child == 0) {
+      // A channel: it takes the lock to make the child its own group.
+      auto channel = CreateChannel("127.0.0.1:1", InsecureChannelCredentials());
+      _exit(channel != nullptr && internal::DefaultLoopGroup().ok() ? 0 : 1);
+    }
+    const int code = WaitForChild(child, absl::Seconds(10));
+    if (code != 0) {
+      // -1: hung on the lock (17 of 20 children before the fork handlers).
+      ADD_FAILURE() << "fork " << i << ": the child ended with " << code;
+      break;
+    }
   }
-  if (waited == 0) {
-    kill(child, SIGKILL);
-    waitpid(child, &status, 0);
-    FAIL() << "the child's call hung";
-  }
-  ASSERT_EQ(waited, child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  stop = true;
+  hammer.join();
 }
 
 using transport::testing::ProcessCpu;

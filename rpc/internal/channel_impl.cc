@@ -1,5 +1,6 @@
 #include "rpc/internal/channel_impl.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,32 +32,58 @@ BackoffOptions BackoffFrom(const ChannelArguments& args) {
   return b;
 }
 
+// The process-wide group and its lock. A plain pthread mutex, constant
+// initialized (no guard of a function-local static, which a fork could also
+// copy held), because fork() must never copy it held: a child whose parent
+// forked while another thread was in DefaultLoopGroup would wait forever
+// for an owner that does not exist in it. The fork handlers below take it
+// around fork() (prepare), release it in the parent, and in the child,
+// whose only thread is the one that took it, release it too.
+pthread_mutex_t g_group_mu = PTHREAD_MUTEX_INITIALIZER;
+// Never destroyed: channels may live in static objects, and loop threads
+// idle in epoll_wait at exit cost nothing.
+std::shared_ptr<LoopGroup>* g_group = nullptr;
+// fork() copies the group but none of its threads: a child's channels would
+// wait forever for loops nobody runs. A child makes a group of its own; the
+// parent's copy is leaked (its threads do not exist there, so it cannot be
+// stopped or joined; channels made before the fork keep it). The pid also
+// catches a child made without the fork handlers (a raw clone).
+pid_t g_group_pid = 0;
+
+void LockGroupForFork() { pthread_mutex_lock(&g_group_mu); }
+void UnlockGroupInParent() { pthread_mutex_unlock(&g_group_mu); }
+void UnlockGroupInChild() {
+  g_group = nullptr;
+  pthread_mutex_unlock(&g_group_mu);
+}
+
+// Registered when the library loads, before any thread can hold the lock.
+const bool g_fork_handlers = [] {
+  return pthread_atfork(&LockGroupForFork, &UnlockGroupInParent,
+                        &UnlockGroupInChild) == 0;
+}();
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<LoopGroup>> DefaultLoopGroup() {
-  static absl::Mutex mu(absl::kConstInit);
-  // Never destroyed: channels may live in static objects, and loop threads
-  // idle in epoll_wait at exit cost nothing.
-  static std::shared_ptr<LoopGroup>* group = nullptr;
-  // fork() copies the group but none of its threads: a child's channels
-  // would wait forever for loops nobody runs. A child makes a group of its
-  // own; the parent's copy is leaked (its threads do not exist here, so it
-  // cannot be stopped or joined; channels made before the fork keep it).
-  static pid_t group_pid = 0;
-  absl::MutexLock lock(&mu);
-  if (group != nullptr && group_pid != getpid()) group = nullptr;
-  if (group == nullptr) {
-    group_pid = getpid();
+  (void)g_fork_handlers;  // (Without them a forked child may hang here.)
+  pthread_mutex_lock(&g_group_mu);
+  struct Unlock {
+    ~Unlock() { pthread_mutex_unlock(&g_group_mu); }
+  } unlock;
+  if (g_group != nullptr && g_group_pid != getpid()) g_group = nullptr;
+  if (g_group == nullptr) {
+    g_group_pid = getpid();
     transport::EventLoopGroup::Options options;
     options.num_threads = 0;  // One per CPU.
     options.name_prefix = "rpc-channel-";
     absl::StatusOr<std::unique_ptr<transport::EventLoopGroup>> g =
         transport::EventLoopGroup::Create(options);
     if (!g.ok()) return g.status();
-    group =
+    g_group =
         new std::shared_ptr<LoopGroup>(LoopGroupAccess::Make(std::move(*g)));
   }
-  return *group;
+  return *g_group;
 }
 
 absl::StatusOr<ChannelLoop> AcquireChannelLoop(const ChannelArguments& args) {
