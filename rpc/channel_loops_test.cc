@@ -29,6 +29,7 @@
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/channel_testing.h"
+#include "transport/testing/subprocess.h"
 #include "transport/testing/wait_until.h"
 
 namespace rpc {
@@ -40,6 +41,7 @@ using channel_testing::Call;
 using channel_testing::NamedService;
 using channel_testing::StartBackend;
 using test::EchoService;
+using transport::testing::WaitForChild;
 using transport::testing::WaitUntil;
 
 using transport::testing::ThreadCount;
@@ -170,25 +172,6 @@ bool CallANewBackend() {
   const bool ok = Call(stub.get(), false, absl::Seconds(10)).ok();
   b.server->Shutdown(absl::Now());
   return ok;
-}
-
-// The exit code of `child`; -1 when it did not exit within `timeout` (it is
-// killed) or did not exit normally.
-int WaitForChild(pid_t child, absl::Duration timeout) {
-  int status = 0;
-  pid_t waited = 0;
-  const absl::Time deadline = absl::Now() + timeout;
-  while ((waited = waitpid(child, &status, WNOHANG)) == 0 &&
-         absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  if (waited == 0) {
-    kill(child, SIGKILL);
-    waitpid(child, &status, 0);
-    return -1;
-  }
-  if (waited != child || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
 }
 
 TEST(ChannelLoopsTest, AChildOfForkGetsLoopsOfItsOwn) {

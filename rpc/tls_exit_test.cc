@@ -17,10 +17,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -28,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rpc/rpc.h"
+#include "transport/testing/subprocess.h"
 #include "transport/testing/test_certs.h"
 
 namespace rpc {
@@ -125,25 +124,6 @@ int Connect(int port) {
   return fd;
 }
 
-// The exit code of `child`; -1 when it did not exit normally within the
-// wait (a crash, or a hang: it is killed).
-int WaitForChild(pid_t child) {
-  int status = 0;
-  pid_t waited = 0;
-  const absl::Time deadline = absl::Now() + absl::Milliseconds(kWaitMs);
-  while ((waited = waitpid(child, &status, WNOHANG)) == 0 &&
-         absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  if (waited == 0) {
-    kill(child, SIGKILL);
-    waitpid(child, &status, 0);
-    return -1;
-  }
-  if (waited != child || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
-
 TEST(TlsExitTest, ExitDuringAHandshakeOnTheLoop) {
   int to_child[2], to_parent[2];
   ASSERT_EQ(pipe(to_child), 0);
@@ -232,7 +212,8 @@ TEST(TlsExitTest, ExitDuringAHandshakeOnTheLoop) {
   EXPECT_TRUE(answer == 0x14 || answer == 0x17)
       << "the child answered the server's flight with " << answer;
   WriteAll(to_child[1], "d", 1);
-  EXPECT_EQ(WaitForChild(child), 0)
+  EXPECT_EQ(
+      transport::testing::WaitForChild(child, absl::Milliseconds(kWaitMs)), 0)
       << "the child crashed (or hung) exiting during its handshake";
   close(from_client);
   close(to_server);

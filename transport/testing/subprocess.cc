@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "transport/io/absl_view.h"
 
 extern char** environ;
@@ -181,6 +182,23 @@ std::string TempDir() {
       absl::StrCat(base != nullptr ? base : "/tmp", "/h2rpc_XXXXXX");
   if (mkdtemp(tmpl.data()) == nullptr) return std::string();
   return tmpl;
+}
+
+int WaitForChild(pid_t child, absl::Duration timeout) {
+  int status = 0;
+  pid_t waited = 0;
+  const absl::Time deadline = absl::Now() + timeout;
+  while ((waited = waitpid(child, &status, WNOHANG)) == 0 &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (waited == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    return -1;
+  }
+  if (waited != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
 }
 
 }  // namespace testing

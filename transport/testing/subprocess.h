@@ -69,6 +69,11 @@ std::string OpenSslBinary();
 // A fresh directory for files a peer reads (under $TEST_TMPDIR).
 std::string TempDir();
 
+// The exit code of `child` (a process this one forked); -1 when it did not
+// exit normally (a signal) or not within `timeout` (it is killed, SIGKILL,
+// and reaped).
+int WaitForChild(pid_t child, absl::Duration timeout);
+
 }  // namespace testing
 }  // namespace transport
 
