@@ -146,6 +146,58 @@ void AddEchoMetadata(api::ClientContext* ctx) {
   ctx->AddMetadata(kEchoTrailing, TrailingValue());
 }
 
+// client_streaming's requests, one per size, and the check of its answer.
+std::vector<StreamingInputCallRequest> ClientStreamingRequests() {
+  std::vector<StreamingInputCallRequest> reqs;
+  for (int size : kRequestSizes) {
+    reqs.emplace_back();
+    reqs.back().mutable_payload()->set_body(std::string(size, '\0'));
+  }
+  return reqs;
+}
+
+void CheckAggregated(const StreamingInputCallResponse& resp) {
+  Check(resp.aggregated_payload_size() == 74922,
+        "StreamingInputCall: aggregated_payload_size " +
+            std::to_string(resp.aggregated_payload_size()));
+}
+
+// server_streaming's request: a response per size.
+StreamingOutputCallRequest ServerStreamingRequest() {
+  StreamingOutputCallRequest req;
+  for (int size : kResponseSizes) {
+    req.add_response_parameters()->set_size(size);
+  }
+  return req;
+}
+
+// A FullDuplexCall request: one response of `response_size` (none if 0)
+// to a payload of `request_size` zeros.
+StreamingOutputCallRequest DuplexRequest(int response_size, int request_size) {
+  StreamingOutputCallRequest req;
+  if (response_size > 0) req.add_response_parameters()->set_size(response_size);
+  req.mutable_payload()->set_body(std::string(request_size, '\0'));
+  return req;
+}
+
+// status_code_and_message / special_status_message: a request (SimpleRequest
+// or StreamingOutputCallRequest) asking for UNKNOWN + `message`, and the
+// check of the status it ends with.
+template <typename Request>
+Request StatusRequest(const std::string& message) {
+  Request req;
+  req.mutable_response_status()->set_code(2);
+  req.mutable_response_status()->set_message(message);
+  return req;
+}
+
+void CheckEchoedStatus(const api::Status& s, const std::string& message,
+                       const std::string& what) {
+  CheckCode(s, api::StatusCode::UNKNOWN, what);
+  Check(s.error_message() == message,
+        what + ": message \"" + s.error_message() + "\"");
+}
+
 class Client {
  public:
   explicit Client(std::shared_ptr<api::Channel> channel)
@@ -174,26 +226,18 @@ class Client {
     Bound(&ctx);
     StreamingInputCallResponse resp;
     auto writer = stub_->StreamingInputCall(&ctx, &resp);
-    for (int size : kRequestSizes) {
-      StreamingInputCallRequest req;
-      req.mutable_payload()->set_body(std::string(size, '\0'));
+    for (const StreamingInputCallRequest& req : ClientStreamingRequests()) {
       Check(writer->Write(req), "StreamingInputCall: Write failed");
     }
     writer->WritesDone();
     CheckOk(writer->Finish(), "StreamingInputCall");
-    Check(resp.aggregated_payload_size() == 74922,
-          "StreamingInputCall: aggregated_payload_size " +
-              std::to_string(resp.aggregated_payload_size()));
+    CheckAggregated(resp);
   }
 
   void ServerStreaming() {
     api::ClientContext ctx;
     Bound(&ctx);
-    StreamingOutputCallRequest req;
-    for (int size : kResponseSizes) {
-      req.add_response_parameters()->set_size(size);
-    }
-    auto reader = stub_->StreamingOutputCall(&ctx, req);
+    auto reader = stub_->StreamingOutputCall(&ctx, ServerStreamingRequest());
     StreamingOutputCallResponse resp;
     for (int size : kResponseSizes) {
       Check(reader->Read(&resp), "StreamingOutputCall: too few responses");
@@ -208,10 +252,8 @@ class Client {
     Bound(&ctx);
     auto stream = stub_->FullDuplexCall(&ctx);
     for (int i = 0; i < 4; ++i) {
-      StreamingOutputCallRequest req;
-      req.add_response_parameters()->set_size(kResponseSizes[i]);
-      req.mutable_payload()->set_body(std::string(kRequestSizes[i], '\0'));
-      Check(stream->Write(req), "FullDuplexCall: Write failed");
+      Check(stream->Write(DuplexRequest(kResponseSizes[i], kRequestSizes[i])),
+            "FullDuplexCall: Write failed");
       StreamingOutputCallResponse resp;
       Check(stream->Read(&resp), "FullDuplexCall: no response");
       CheckZeros(resp.payload().body(), kResponseSizes[i], "FullDuplexCall");
@@ -250,10 +292,8 @@ class Client {
       Bound(&ctx);
       AddEchoMetadata(&ctx);
       auto stream = stub_->FullDuplexCall(&ctx);
-      StreamingOutputCallRequest req;
-      req.add_response_parameters()->set_size(314159);
-      req.mutable_payload()->set_body(std::string(271828, '\0'));
-      Check(stream->Write(req), "FullDuplexCall: Write failed");
+      Check(stream->Write(DuplexRequest(314159, 271828)),
+            "FullDuplexCall: Write failed");
       StreamingOutputCallResponse resp;
       Check(stream->Read(&resp), "FullDuplexCall: no response");
       CheckZeros(resp.payload().body(), 314159, "FullDuplexCall");
@@ -299,10 +339,8 @@ class Client {
     api::ClientContext ctx;
     Bound(&ctx);
     auto stream = stub_->FullDuplexCall(&ctx);
-    StreamingOutputCallRequest req;
-    req.add_response_parameters()->set_size(31415);
-    req.mutable_payload()->set_body(std::string(27182, '\0'));
-    Check(stream->Write(req), "FullDuplexCall: Write failed");
+    Check(stream->Write(DuplexRequest(31415, 27182)),
+          "FullDuplexCall: Write failed");
     StreamingOutputCallResponse resp;
     Check(stream->Read(&resp), "FullDuplexCall: no response");
     CheckZeros(resp.payload().body(), 31415, "FullDuplexCall");
@@ -315,9 +353,7 @@ class Client {
     api::ClientContext ctx;
     SetTimeout(&ctx, std::chrono::milliseconds(1));
     auto stream = stub_->FullDuplexCall(&ctx);
-    StreamingOutputCallRequest req;
-    req.mutable_payload()->set_body(std::string(27182, '\0'));
-    stream->Write(req);  // may fail: the deadline can pass first
+    stream->Write(DuplexRequest(0, 27182));  // may fail: the deadline first
     CheckCode(stream->Finish(), api::StatusCode::DEADLINE_EXCEEDED,
               "FullDuplexCall with a 1 ms deadline");
   }
@@ -329,28 +365,19 @@ class Client {
     {
       api::ClientContext ctx;
       Bound(&ctx);
-      SimpleRequest req;
-      req.mutable_response_status()->set_code(2);
-      req.mutable_response_status()->set_message(message);
       SimpleResponse resp;
-      api::Status s = stub_->UnaryCall(&ctx, req, &resp);
-      CheckCode(s, api::StatusCode::UNKNOWN, "UnaryCall");
-      Check(s.error_message() == message,
-            "UnaryCall: message \"" + s.error_message() + "\"");
+      CheckEchoedStatus(
+          stub_->UnaryCall(&ctx, StatusRequest<SimpleRequest>(message), &resp),
+          message, "UnaryCall");
     }
     if (!streaming) return;
     api::ClientContext ctx;
     Bound(&ctx);
     auto stream = stub_->FullDuplexCall(&ctx);
-    StreamingOutputCallRequest req;
-    req.mutable_response_status()->set_code(2);
-    req.mutable_response_status()->set_message(message);
-    Check(stream->Write(req), "FullDuplexCall: Write failed");
+    Check(stream->Write(StatusRequest<StreamingOutputCallRequest>(message)),
+          "FullDuplexCall: Write failed");
     stream->WritesDone();
-    api::Status s = stream->Finish();
-    CheckCode(s, api::StatusCode::UNKNOWN, "FullDuplexCall");
-    Check(s.error_message() == message,
-          "FullDuplexCall: message \"" + s.error_message() + "\"");
+    CheckEchoedStatus(stream->Finish(), message, "FullDuplexCall");
   }
 
   std::shared_ptr<api::Channel> channel_;
@@ -519,13 +546,6 @@ void CheckResponses(const std::vector<StreamingOutputCallResponse>& got,
   }
 }
 
-StreamingOutputCallRequest DuplexRequest(int response_size, int request_size) {
-  StreamingOutputCallRequest req;
-  if (response_size > 0) req.add_response_parameters()->set_size(response_size);
-  req.mutable_payload()->set_body(std::string(request_size, '\0'));
-  return req;
-}
-
 // The 14 cases again, on the callback API.
 class CallbackClient {
  public:
@@ -568,27 +588,17 @@ class CallbackClient {
     api::ClientContext ctx;
     Bound(&ctx);
     StreamingInputCallResponse resp;
-    std::vector<StreamingInputCallRequest> reqs;
-    for (int size : kRequestSizes) {
-      reqs.emplace_back();
-      reqs.back().mutable_payload()->set_body(std::string(size, '\0'));
-    }
-    WriteAll writer(std::move(reqs), /*end=*/true);
+    WriteAll writer(ClientStreamingRequests(), /*end=*/true);
     stub_->async()->StreamingInputCall(&ctx, &resp, &writer);
     writer.Go();
     CheckOk(writer.done.Wait(), "StreamingInputCall");
-    Check(resp.aggregated_payload_size() == 74922,
-          "StreamingInputCall: aggregated_payload_size " +
-              std::to_string(resp.aggregated_payload_size()));
+    CheckAggregated(resp);
   }
 
   void ServerStreaming() {
     api::ClientContext ctx;
     Bound(&ctx);
-    StreamingOutputCallRequest req;
-    for (int size : kResponseSizes) {
-      req.add_response_parameters()->set_size(size);
-    }
+    const StreamingOutputCallRequest req = ServerStreamingRequest();
     ReadAll reader;
     stub_->async()->StreamingOutputCall(&ctx, &req, &reader);
     reader.Go();
@@ -717,31 +727,21 @@ class CallbackClient {
     {
       api::ClientContext ctx;
       Bound(&ctx);
-      SimpleRequest req;
-      req.mutable_response_status()->set_code(2);
-      req.mutable_response_status()->set_message(message);
+      const SimpleRequest req = StatusRequest<SimpleRequest>(message);
       SimpleResponse resp;
       Done done;
       stub_->async()->UnaryCall(&ctx, &req, &resp,
                                 [&](api::Status s) { done.Set(s); });
-      api::Status s = done.Wait();
-      CheckCode(s, api::StatusCode::UNKNOWN, "UnaryCall");
-      Check(s.error_message() == message,
-            "UnaryCall: message \"" + s.error_message() + "\"");
+      CheckEchoedStatus(done.Wait(), message, "UnaryCall");
     }
     if (!streaming) return;
     api::ClientContext ctx;
     Bound(&ctx);
-    StreamingOutputCallRequest req;
-    req.mutable_response_status()->set_code(2);
-    req.mutable_response_status()->set_message(message);
-    Duplex stream(&ctx, {req}, Duplex::Mode::kWriteAll);
+    Duplex stream(&ctx, {StatusRequest<StreamingOutputCallRequest>(message)},
+                  Duplex::Mode::kWriteAll);
     stub_->async()->FullDuplexCall(&ctx, &stream);
     stream.Go();
-    api::Status s = stream.done.Wait();
-    CheckCode(s, api::StatusCode::UNKNOWN, "FullDuplexCall");
-    Check(s.error_message() == message,
-          "FullDuplexCall: message \"" + s.error_message() + "\"");
+    CheckEchoedStatus(stream.done.Wait(), message, "FullDuplexCall");
   }
 
   std::shared_ptr<api::Channel> channel_;
