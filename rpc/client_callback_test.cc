@@ -265,6 +265,17 @@ struct Log {
   bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(30)); }
 };
 
+// The end of every reactor's OnDone: records the status, deletes the
+// reactor (with its context: nothing touches either afterwards), leaves the
+// reaction (Log::Enter), then notifies.
+void DeleteAndNotify(internal::ClientReactor* reactor, Log* log,
+                     const Status& s) {
+  log->status = s;
+  delete reactor;
+  log->Leave();
+  log->done.Notify();
+}
+
 TEST_P(ClientCallbackTest, UnaryWithFunction) {
   ClientContext ctx;
   ctx.set_deadline(absl::Now() + absl::Seconds(10));
@@ -305,11 +316,7 @@ class UnaryReactor final : public ClientUnaryReactor {
     auto v = ctx_.GetServerTrailingMetadata().Get("x-trailing");
     log_->Add("done " + std::to_string(static_cast<int>(s.error_code())) + " " +
               resp_.message() + " " + (v ? std::string(*v) : "-"));
-    log_->status = s;
-    Log* log = log_;
-    delete this;  // With its context: nothing touches either afterwards.
-    log->Leave();
-    log->done.Notify();
+    DeleteAndNotify(this, log_, s);
   }
 
  private:
@@ -383,11 +390,7 @@ class StreamReader final : public ClientReadReactor<EchoResponse> {
   void OnDone(const Status& s) override {
     log_->Enter();
     log_->Add("done " + std::to_string(reads_));
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->Leave();
-    log->done.Notify();
+    DeleteAndNotify(this, log_, s);
   }
   void Cancel() { ctx_.TryCancel(); }
   // From another thread, once paused: read the rest.
@@ -501,12 +504,7 @@ class HeldReader final : public ClientReadReactor<EchoResponse> {
       ended_ = true;
     }
   }
-  void OnDone(const Status& s) override {
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
-  }
+  void OnDone(const Status& s) override { DeleteAndNotify(this, log_, s); }
   std::atomic<bool> ended_{false};
 
  private:
@@ -571,11 +569,7 @@ class StreamWriter final : public ClientWriteReactor<EchoRequest> {
     log_->Enter();
     log_->Add("done " + std::to_string(resp_.index()) + " " +
               std::to_string(resp_.message().size()));
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->Leave();
-    log->done.Notify();
+    DeleteAndNotify(this, log_, s);
   }
   std::atomic<int> written_{0};
 
@@ -630,12 +624,7 @@ class BidiFlood final : public ClientBidiReactor<EchoRequest, EchoResponse> {
     ++writes_;
     StartWrite(&req_);
   }
-  void OnDone(const Status& s) override {
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
-  }
+  void OnDone(const Status& s) override { DeleteAndNotify(this, log_, s); }
   void Cancel() { ctx_.TryCancel(); }
   std::atomic<int> writes_{0};
 
@@ -707,11 +696,7 @@ class PingPong final : public ClientBidiReactor<EchoRequest, EchoResponse> {
   void OnDone(const Status& s) override {
     log_->Enter();
     log_->Add("done " + std::to_string(reads_));
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->Leave();
-    log->done.Notify();
+    DeleteAndNotify(this, log_, s);
   }
 
  private:
@@ -753,11 +738,8 @@ class OptionsWriter final : public ClientWriteReactor<EchoRequest> {
     }
   }
   void OnDone(const Status& s) override {
-    log_->status = s;
     log_->Add(std::to_string(resp_.index()));
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
+    DeleteAndNotify(this, log_, s);
   }
 
  private:
@@ -832,12 +814,7 @@ class Misuser final : public ClientBidiReactor<EchoRequest, EchoResponse> {
     }
   }
   void OnReadDone(bool ok) override { log_->Add(ok ? "read" : "read failed"); }
-  void OnDone(const Status& s) override {
-    log_->status = s;
-    Log* log = log_;
-    delete this;
-    log->done.Notify();
-  }
+  void OnDone(const Status& s) override { DeleteAndNotify(this, log_, s); }
 
  private:
   const Mistake m_;
@@ -923,15 +900,6 @@ TEST_P(ClientCallbackTest, ManyConcurrentCallsOnOneChannelWithoutThreads) {
   // The client adds no thread per call (the server's worker pool may grow,
   // to far fewer than the calls).
   EXPECT_LT(ThreadCountButGrpcServers() - threads_before, kCalls / 4);
-}
-
-// The end of OnDone for the reactors below: records the status, deletes
-// the reactor (with its context), then notifies.
-void DeleteAndNotify(internal::ClientReactor* reactor, Log* log,
-                     const Status& s) {
-  log->status = s;
-  delete reactor;
-  log->done.Notify();
 }
 
 // A context cancelled before the stub method (grpc++ allows it): the call
