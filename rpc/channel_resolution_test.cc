@@ -640,7 +640,10 @@ TEST(ChannelTest, LastReferenceDroppedInAnAsyncCallback) {
                      });
   ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_TRUE(call->status.ok()) << call->status.error_message();
-  EXPECT_TRUE(weak.expired());
+  // The callback call keeps the channel until after its callback returns
+  // (rpc/client_callback.cc): it goes on the loop thread, maybe after the
+  // notification.
+  EXPECT_TRUE(WaitUntil([&] { return weak.expired(); }));
   // The channel closed its connection (a deadlocked destructor would not).
   int open = 1;
   for (int i = 0; i < 250 && open != 0; ++i) {
