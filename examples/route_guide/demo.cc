@@ -12,50 +12,36 @@
 
 #include "examples/route_guide/route_guide.rpc.pb.h"
 #include "examples/route_guide/route_guide_callback_server.h"
+#include "examples/route_guide/route_guide_client.h"
 #include "examples/route_guide/route_guide_service.h"
 #include "rpc/rpc.h"
 
 namespace {
 
+using routeguide::Deadline;
 using routeguide::Feature;
-using routeguide::MakePoint;
 using routeguide::Point;
 using routeguide::Rectangle;
 using routeguide::RouteGuide;
 using routeguide::RouteNote;
 using routeguide::RouteSummary;
-
-std::string Str(const Point& p) {
-  return "(" + std::to_string(p.latitude()) + ", " +
-         std::to_string(p.longitude()) + ")";
-}
-
-void Deadline(rpc::ClientContext* ctx) {
-  ctx->set_deadline(absl::Now() + absl::Seconds(10));
-}
+using routeguide::Str;
 
 bool GetFeature(RouteGuide::Stub* stub) {
   bool ok = true;
-  for (const Point& p : {MakePoint(409146138, -746188906), MakePoint(0, 0)}) {
+  for (const Point& p : routeguide::FeaturePoints()) {
     rpc::ClientContext ctx;
     Deadline(&ctx);
     Feature feature;
     rpc::Status s = stub->GetFeature(&ctx, p, &feature);
-    std::cout << "GetFeature" << Str(p) << " -> "
-              << (s.ok()
-                      ? (feature.name().empty() ? "(no feature)"
-                                                : "\"" + feature.name() + "\"")
-                      : s.ToString())
-              << "\n";
+    routeguide::PrintFeature(p, s, feature);
     ok = ok && s.ok();
   }
   return ok;
 }
 
 bool ListFeatures(RouteGuide::Stub* stub) {
-  Rectangle rect;
-  *rect.mutable_lo() = MakePoint(400000000, -750000000);
-  *rect.mutable_hi() = MakePoint(420000000, -730000000);
+  const Rectangle rect = routeguide::SearchArea();
   rpc::ClientContext ctx;
   Deadline(&ctx);
   std::cout << "ListFeatures" << Str(rect.lo()) << "-" << Str(rect.hi())
@@ -77,19 +63,12 @@ bool RecordRoute(RouteGuide::Stub* stub) {
   Deadline(&ctx);
   RouteSummary summary;
   auto writer = stub->RecordRoute(&ctx, &summary);
-  const Point route[] = {
-      MakePoint(407838351, -746143763), MakePoint(408122808, -743999179),
-      MakePoint(410000000, -745000000), MakePoint(414008389, -743951297)};
-  for (const Point& p : route) {
+  for (const Point& p : routeguide::Route()) {
     std::cout << "RecordRoute -> " << Str(p) << "\n";
     if (!writer->Write(p)) break;
   }
   writer->WritesDone();
-  rpc::Status s = writer->Finish();
-  std::cout << "RecordRoute <- " << summary.point_count() << " points, "
-            << summary.feature_count() << " features, " << summary.distance()
-            << " m, status " << s << "\n";
-  return s.ok() && summary.point_count() == 4;
+  return routeguide::PrintSummary(writer->Finish(), summary);
 }
 
 bool RouteChat(RouteGuide::Stub* stub) {
@@ -97,14 +76,8 @@ bool RouteChat(RouteGuide::Stub* stub) {
   Deadline(&ctx);
   auto stream = stub->RouteChat(&ctx);
   std::thread writer([&stream] {
-    const char* messages[] = {"first", "second", "third", "fourth"};
-    const Point places[] = {MakePoint(0, 1), MakePoint(0, 2)};
-    for (int i = 0; i < 4; ++i) {
-      RouteNote note;
-      note.set_message(messages[i]);
-      *note.mutable_location() = places[i % 2];
-      std::cout << "RouteChat -> \"" << note.message() << "\" at "
-                << Str(note.location()) << "\n";
+    for (const RouteNote& note : routeguide::ChatNotes()) {
+      routeguide::PrintNote("->", note);
       stream->Write(note);
     }
     stream->WritesDone();
@@ -112,8 +85,7 @@ bool RouteChat(RouteGuide::Stub* stub) {
   RouteNote note;
   int n = 0;
   while (stream->Read(&note)) {
-    std::cout << "RouteChat <- \"" << note.message() << "\" at "
-              << Str(note.location()) << "\n";
+    routeguide::PrintNote("<-", note);
     ++n;
   }
   writer.join();
@@ -131,26 +103,9 @@ int main(int argc, char** argv) {
   }
   routeguide::RouteGuideImpl service;
   routeguide::RouteGuideCallbackImpl callback_service;
-  int port = 0;
-  std::unique_ptr<rpc::Server> server =
-      rpc::ServerBuilder()
-          .AddListeningPort("127.0.0.1:0", rpc::InsecureServerCredentials(),
-                            &port)
-          .RegisterService(callback_server
-                               ? static_cast<rpc::Service*>(&callback_service)
-                               : &service)
-          .BuildAndStart();
-  if (server == nullptr) return 1;
-  std::cout << (callback_server ? "callback " : "")
-            << "server listening on 127.0.0.1:" << port << "\n";
-  auto stub = RouteGuide::NewStub(rpc::CreateChannel(
-      "127.0.0.1:" + std::to_string(port), rpc::InsecureChannelCredentials()));
-  bool ok = GetFeature(stub.get());
-  ok = ListFeatures(stub.get()) && ok;
-  ok = RecordRoute(stub.get()) && ok;
-  ok = RouteChat(stub.get()) && ok;
-  stub.reset();
-  server->Shutdown(absl::Now() + absl::Seconds(2));
-  std::cout << (ok ? "all calls succeeded\n" : "SOME CALLS FAILED\n");
-  return ok ? 0 : 1;
+  return routeguide::RunAgainstANewServer(
+      callback_server ? static_cast<rpc::Service*>(&callback_service)
+                      : &service,
+      callback_server ? "callback server" : "server",
+      {GetFeature, ListFeatures, RecordRoute, RouteChat});
 }

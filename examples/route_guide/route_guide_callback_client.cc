@@ -12,23 +12,20 @@
 #include <vector>
 
 #include "examples/route_guide/route_guide.rpc.pb.h"
+#include "examples/route_guide/route_guide_client.h"
 #include "examples/route_guide/route_guide_service.h"
 #include "rpc/rpc.h"
 
 namespace {
 
+using routeguide::Deadline;
 using routeguide::Feature;
-using routeguide::MakePoint;
 using routeguide::Point;
 using routeguide::Rectangle;
 using routeguide::RouteGuide;
 using routeguide::RouteNote;
 using routeguide::RouteSummary;
-
-std::string Str(const Point& p) {
-  return "(" + std::to_string(p.latitude()) + ", " +
-         std::to_string(p.longitude()) + ")";
-}
+using routeguide::Str;
 
 // Where OnDone leaves the status for the thread that waits for it.
 class Done {
@@ -52,14 +49,10 @@ class Done {
   rpc::Status status_;
 };
 
-void Deadline(rpc::ClientContext* ctx) {
-  ctx->set_deadline(absl::Now() + absl::Seconds(10));
-}
-
 // Unary, the std::function form.
 bool GetFeature(RouteGuide::Stub* stub) {
   bool ok = true;
-  for (const Point& p : {MakePoint(409146138, -746188906), MakePoint(0, 0)}) {
+  for (const Point& p : routeguide::FeaturePoints()) {
     rpc::ClientContext ctx;
     Deadline(&ctx);
     Feature feature;
@@ -67,12 +60,7 @@ bool GetFeature(RouteGuide::Stub* stub) {
     stub->async()->GetFeature(&ctx, &p, &feature,
                               [&done](rpc::Status s) { done.Set(s); });
     const rpc::Status s = done.Wait();
-    std::cout << "GetFeature" << Str(p) << " -> "
-              << (s.ok()
-                      ? (feature.name().empty() ? "(no feature)"
-                                                : "\"" + feature.name() + "\"")
-                      : s.ToString())
-              << "\n";
+    routeguide::PrintFeature(p, s, feature);
     ok = ok && s.ok();
   }
   return ok;
@@ -109,9 +97,7 @@ class FeatureReader final : public rpc::ClientReadReactor<Feature> {
 };
 
 bool ListFeatures(RouteGuide::Stub* stub) {
-  Rectangle rect;
-  *rect.mutable_lo() = MakePoint(400000000, -750000000);
-  *rect.mutable_hi() = MakePoint(420000000, -730000000);
+  const Rectangle rect = routeguide::SearchArea();
   std::cout << "ListFeatures" << Str(rect.lo()) << "-" << Str(rect.hi())
             << ":\n";
   FeatureReader reader(stub, rect);
@@ -158,29 +144,16 @@ class RouteRecorder final : public rpc::ClientWriteReactor<Point> {
 };
 
 bool RecordRoute(RouteGuide::Stub* stub) {
-  RouteRecorder recorder(
-      stub,
-      {MakePoint(407838351, -746143763), MakePoint(408122808, -743999179),
-       MakePoint(410000000, -745000000), MakePoint(414008389, -743951297)});
+  RouteRecorder recorder(stub, routeguide::Route());
   const rpc::Status s = recorder.Await();
-  const RouteSummary& summary = recorder.summary();
-  std::cout << "RecordRoute <- " << summary.point_count() << " points, "
-            << summary.feature_count() << " features, " << summary.distance()
-            << " m, status " << s << "\n";
-  return s.ok() && summary.point_count() == 4;
+  return routeguide::PrintSummary(s, recorder.summary());
 }
 
 // Bidi: writes the notes one after the other while reading what comes back;
 // the reactions run on the loop, one at a time for this call.
 class Chat final : public rpc::ClientBidiReactor<RouteNote, RouteNote> {
  public:
-  explicit Chat(RouteGuide::Stub* stub) {
-    const char* messages[] = {"first", "second", "third", "fourth"};
-    const Point places[] = {MakePoint(0, 1), MakePoint(0, 2)};
-    for (int i = 0; i < 4; ++i) {
-      notes_[i].set_message(messages[i]);
-      *notes_[i].mutable_location() = places[i % 2];
-    }
+  explicit Chat(RouteGuide::Stub* stub) : notes_(routeguide::ChatNotes()) {
     Deadline(&ctx_);
     stub->async()->RouteChat(&ctx_, this);
     StartRead(&in_);
@@ -192,8 +165,7 @@ class Chat final : public rpc::ClientBidiReactor<RouteNote, RouteNote> {
   }
   void OnReadDone(bool ok) override {
     if (!ok) return;
-    std::cout << "RouteChat <- \"" << in_.message() << "\" at "
-              << Str(in_.location()) << "\n";
+    routeguide::PrintNote("<-", in_);
     ++received_;
     StartRead(&in_);
   }
@@ -206,21 +178,20 @@ class Chat final : public rpc::ClientBidiReactor<RouteNote, RouteNote> {
 
  private:
   void Next() {
-    if (next_ == 4) {
+    if (next_ == notes_.size()) {
       StartWritesDone();
       ++next_;
       return;
     }
-    if (next_ > 4) return;
+    if (next_ > notes_.size()) return;
     const RouteNote& note = notes_[next_++];
-    std::cout << "RouteChat -> \"" << note.message() << "\" at "
-              << Str(note.location()) << "\n";
+    routeguide::PrintNote("->", note);
     StartWrite(&note);
   }
   rpc::ClientContext ctx_;
-  RouteNote notes_[4];
+  const std::vector<RouteNote> notes_;
   RouteNote in_;
-  int next_ = 0;
+  size_t next_ = 0;
   int received_ = 0;
   Done done_;
 };
@@ -237,23 +208,6 @@ bool RouteChat(RouteGuide::Stub* stub) {
 
 int main() {
   routeguide::RouteGuideImpl service;
-  int port = 0;
-  std::unique_ptr<rpc::Server> server =
-      rpc::ServerBuilder()
-          .AddListeningPort("127.0.0.1:0", rpc::InsecureServerCredentials(),
-                            &port)
-          .RegisterService(&service)
-          .BuildAndStart();
-  if (server == nullptr) return 1;
-  std::cout << "server listening on 127.0.0.1:" << port << "\n";
-  auto stub = RouteGuide::NewStub(rpc::CreateChannel(
-      "127.0.0.1:" + std::to_string(port), rpc::InsecureChannelCredentials()));
-  bool ok = GetFeature(stub.get());
-  ok = ListFeatures(stub.get()) && ok;
-  ok = RecordRoute(stub.get()) && ok;
-  ok = RouteChat(stub.get()) && ok;
-  stub.reset();
-  server->Shutdown(absl::Now() + absl::Seconds(2));
-  std::cout << (ok ? "all calls succeeded\n" : "SOME CALLS FAILED\n");
-  return ok ? 0 : 1;
+  return routeguide::RunAgainstANewServer(
+      &service, "server", {GetFeature, ListFeatures, RecordRoute, RouteChat});
 }
