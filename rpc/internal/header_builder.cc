@@ -1,9 +1,23 @@
 #include "rpc/internal/header_builder.h"
 
+#include <cstring>
+
 #include "rpc/wire/percent.h"
 
 namespace rpc {
 namespace internal {
+
+void HeaderBuilder::AddCopy(std::string_view name, std::string_view value) {
+  if (value.size() <= kInlineStorage - inline_used_) {
+    char* const copy = inline_ + inline_used_;
+    if (!value.empty()) std::memcpy(copy, value.data(), value.size());
+    inline_used_ += value.size();
+    fields_.push_back({name, std::string_view(copy, value.size())});
+    return;
+  }
+  overflow_.emplace_back(value);
+  fields_.push_back({name, overflow_.back()});
+}
 
 void HeaderBuilder::AddMetadata(const Metadata& metadata) {
   for (const auto& [key, value] : metadata) {

@@ -1,16 +1,20 @@
 // HeaderBuilder: the fields of one header block to submit, as views plus the
 // storage for the values that had to be built (encoded "-bin" values, status
 // numbers, percent-encoded messages). Views stay valid while the builder
-// lives. Also the reading side: ParseMetadata collects custom metadata.
+// lives. A block of up to kInlineFields fields whose built values total up to
+// kInlineStorage octets (every request and response of a call without large
+// custom metadata) allocates nothing: builders live on the stack of the call
+// path. Also the reading side: ParseMetadata collects custom metadata.
 
 #ifndef RPC_INTERNAL_HEADER_BUILDER_H_
 #define RPC_INTERNAL_HEADER_BUILDER_H_
 
+#include <cstddef>
 #include <deque>
 #include <string>
 #include <string_view>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "hpack/header_list.h"
 #include "rpc/wire/metadata.h"
@@ -21,16 +25,21 @@ namespace internal {
 
 class HeaderBuilder {
  public:
+  static constexpr size_t kInlineFields = 16;
+  static constexpr size_t kInlineStorage = 128;
+
+  HeaderBuilder() = default;
+  // The fields point into the builder's own storage.
+  HeaderBuilder(const HeaderBuilder&) = delete;
+  HeaderBuilder& operator=(const HeaderBuilder&) = delete;
+
   // `name` and `value` must outlive the builder (literals, or strings the
   // caller keeps).
   void Add(std::string_view name, std::string_view value) {
     fields_.push_back({name, value});
   }
   // Keeps a copy of `value`.
-  void AddCopy(std::string_view name, std::string value) {
-    storage_.push_back(std::move(value));
-    fields_.push_back({name, storage_.back()});
-  }
+  void AddCopy(std::string_view name, std::string_view value);
   // Custom metadata: valid pairs only (metadata.h), "-bin" values base64.
   void AddMetadata(const Metadata& metadata);
   // grpc-status, grpc-message (percent-encoded; omitted when empty) and
@@ -40,8 +49,12 @@ class HeaderBuilder {
   absl::Span<const hpack::HeaderField> fields() const { return fields_; }
 
  private:
-  std::deque<std::string> storage_;
-  std::vector<hpack::HeaderField> fields_;
+  // Built values: in inline_ while they fit, then each in overflow_ (a
+  // deque: its elements never move).
+  char inline_[kInlineStorage];
+  size_t inline_used_ = 0;
+  std::deque<std::string> overflow_;
+  absl::InlinedVector<hpack::HeaderField, kInlineFields> fields_;
 };
 
 // Appends the custom metadata of a received header block to *out: pseudo
