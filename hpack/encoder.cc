@@ -129,6 +129,10 @@ void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
       return;
     }
   }
+  if (field.index_name_only && name_index != 0) {
+    EmitLiteral(0x00, 4, name_index, name, value);
+    return;
+  }
   const uint64_t field_hash = HashField(name_hash, HashString(value));
   // Some entry has the name: an older one may have the value.
   if (by_name >= 0) {

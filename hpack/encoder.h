@@ -9,6 +9,10 @@
 //    (HeaderField::sensitive), `authorization`, `proxy-authorization`, and
 //    `cookie` values shorter than 20 octets (short enough to be guessed by
 //    compression side channels; RFC 7541 section 7.1.3).
+//  * A field the caller marks HeaderField::index_name_only (its value changes
+//    from block to block) whose name has an index is sent as "literal without
+//    indexing" with that index (RFC 7541 section 6.2.2): the table does not
+//    change, so the answer cache below keeps hitting for the other fields.
 //  * Every other field is sent as "literal with incremental indexing" so its
 //    next occurrence is an index: repeated fields (`:path` included) cost one
 //    octet from the second block on. Fields whose entry would take more than

@@ -161,6 +161,44 @@ TEST(EncoderTest, CallerMarkedSensitiveFieldsAreNeverIndexed) {
             "73");
 }
 
+TEST(EncoderTest, IndexNameOnlyFieldsLeaveTheTableAlone) {
+  Encoder encoder(Raw());
+  Decoder decoder;
+  HeaderList list;
+  // The first grpc-timeout has no name index yet: indexed as usual (0x40),
+  // after content-type's value.
+  const HeaderField first[] = {{"content-type", "application/grpc"},
+                               {"grpc-timeout", "1S", false, true}};
+  ASSERT_EQ(decoder.Decode(encoder.EncodeBlock(first, 2), &list),
+            DecodeError::kOk);
+  ASSERT_EQ(encoder.table().num_entries(), 2u);
+  const uint64_t version = encoder.table().version();
+  for (const char* timeout : {"2S", "3S", "1S"}) {
+    const HeaderField next[] = {{"content-type", "application/grpc"},
+                                {"grpc-timeout", timeout, false, true}};
+    const std::string block(encoder.EncodeBlock(next, 2));
+    // content-type from the table (63, 0xbf); grpc-timeout without indexing
+    // (0000), its name from entry 62 (0x0f 0x2f), a raw 2-octet value. Even
+    // the value first sent ("1S") is in the table: an index (0xbe).
+    EXPECT_EQ(BytesToHex(block), std::string(timeout) == "1S"
+                                     ? "bfbe"
+                                     : "bf0f2f02" + BytesToHex(timeout))
+        << timeout;
+    ASSERT_EQ(decoder.Decode(block, &list), DecodeError::kOk);
+    ASSERT_EQ(list.size(), 2u);
+    EXPECT_EQ(list[1].name, "grpc-timeout");
+    EXPECT_EQ(list[1].value, timeout);
+    EXPECT_FALSE(list[1].sensitive);
+    EXPECT_EQ(encoder.table().version(), version);
+    EXPECT_EQ(encoder.table().num_entries(), 2u);
+  }
+  // A static name (user-agent, 58) is never indexed with its value: 0x0f 0x2b.
+  Encoder fresh(Raw());
+  const HeaderField agent{"user-agent", "x", false, true};
+  EXPECT_EQ(BytesToHex(fresh.EncodeBlock(&agent, 1)), "0f2b0178");
+  EXPECT_EQ(fresh.table().num_entries(), 0u);
+}
+
 TEST(EncoderTest, HuffmanOnlyWhenStrictlyShorter) {
   Encoder encoder;
   // "x-a" is 18 bits (3 octets) and "&&" 16 bits (2 octets) in Huffman: not
@@ -366,7 +404,7 @@ TEST(EncoderTest, AnswerCacheEqualsTheGeneralPath) {
     std::vector<HeaderField> block;
     for (int b = 0; b < 30; ++b) {
       // Mostly the previous block again, with a few fields changed, moved or
-      // marked sensitive.
+      // marked sensitive or index-name-only.
       if (block.empty() || rng() % 4 == 0) {
         storage.clear();
         block.clear();
@@ -375,8 +413,8 @@ TEST(EncoderTest, AnswerCacheEqualsTheGeneralPath) {
         for (size_t k = 0; k < n; ++k) {
           storage.push_back(names[rng() % names.size()]);
           storage.push_back(std::string(rng() % 40, 'a' + rng() % 3));
-          block.push_back(
-              {storage[storage.size() - 2], storage.back(), rng() % 10 == 0});
+          block.push_back({storage[storage.size() - 2], storage.back(),
+                           rng() % 10 == 0, rng() % 5 == 0});
         }
       } else {
         const int change = static_cast<int>(rng() % 4);
@@ -384,7 +422,11 @@ TEST(EncoderTest, AnswerCacheEqualsTheGeneralPath) {
           std::swap(block[rng() % block.size()], block[rng() % block.size()]);
         } else if (change == 2) {
           HeaderField& f = block[rng() % block.size()];
-          f.sensitive = !f.sensitive;
+          if (rng() % 2 == 0) {
+            f.sensitive = !f.sensitive;
+          } else {
+            f.index_name_only = !f.index_name_only;
+          }
         } else if (change == 3 && block.size() > 1) {
           block.erase(block.begin());
         }

@@ -28,6 +28,14 @@ struct HeaderField {
   // output: the field arrived as "never indexed" (a proxy must re-encode it the
   // same way, RFC 7541 section 7.1.3).
   bool sensitive = false;
+  // Encoder input: the value changes from block to block (a timeout, a
+  // request id), so indexing it would only churn the table. Once a table has
+  // the name, the field is sent as "literal without indexing" (RFC 7541
+  // section 6.2.2) naming that entry: the table stays as it is, and with it the
+  // indexes of the fields that do repeat. (The first occurrence of a name not
+  // in the static table is indexed as usual, so the name gets an index.)
+  // Ignored by the decoder, never set by it.
+  bool index_name_only = false;
 };
 
 class HeaderList {

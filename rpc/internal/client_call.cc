@@ -297,7 +297,7 @@ void ClientCall::LoopStart(ClientTransport* transport) {
   h.Add("grpc-accept-encoding",
         compression::GrpcAcceptEncodingValue(kSupportedEncodings));
   if (deadline_ != absl::InfiniteFuture()) {
-    h.AddCopy("grpc-timeout", EncodeTimeout(timeout));
+    h.AddChangingCopy("grpc-timeout", EncodeTimeout(timeout));
   }
   h.AddMetadata(metadata_);
   // A request with no message and its end (rare) ends on its HEADERS.

@@ -40,6 +40,13 @@ class HeaderBuilder {
   }
   // Keeps a copy of `value`.
   void AddCopy(std::string_view name, std::string_view value);
+  // Keeps a copy of a value that changes from call to call (grpc-timeout):
+  // marked hpack::HeaderField::index_name_only, so it does not churn the
+  // connection's HPACK table.
+  void AddChangingCopy(std::string_view name, std::string_view value) {
+    AddCopy(name, value);
+    fields_.back().index_name_only = true;
+  }
   // Custom metadata: valid pairs only (metadata.h), "-bin" values base64.
   void AddMetadata(const Metadata& metadata);
   // grpc-status, grpc-message (percent-encoded; omitted when empty) and

@@ -48,6 +48,18 @@ TEST(HeaderBuilderTest, EmptyAndExactlyFittingCopies) {
   EXPECT_EQ(h.fields()[2].value, "y");
 }
 
+TEST(HeaderBuilderTest, ChangingCopiesAreMarkedIndexNameOnly) {
+  HeaderBuilder h;
+  h.AddCopy("a", "1");
+  h.AddChangingCopy("grpc-timeout", "99m");
+  h.Add("b", "2");
+  ASSERT_EQ(h.fields().size(), 3u);
+  EXPECT_FALSE(h.fields()[0].index_name_only);
+  EXPECT_TRUE(h.fields()[1].index_name_only);
+  EXPECT_EQ(h.fields()[1].value, "99m");
+  EXPECT_FALSE(h.fields()[2].index_name_only);
+}
+
 TEST(HeaderBuilderTest, StatusAndBinaryMetadataAreCopied) {
   HeaderBuilder h;
   {
