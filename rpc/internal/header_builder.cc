@@ -15,8 +15,7 @@ void HeaderBuilder::AddCopy(std::string_view name, std::string_view value) {
     fields_.push_back({name, std::string_view(copy, value.size())});
     return;
   }
-  overflow_.emplace_back(value);
-  fields_.push_back({name, overflow_.back()});
+  fields_.push_back({name, overflow_.emplace_front(value)});
 }
 
 void HeaderBuilder::AddMetadata(const Metadata& metadata) {

@@ -10,7 +10,7 @@
 #define RPC_INTERNAL_HEADER_BUILDER_H_
 
 #include <cstddef>
-#include <deque>
+#include <forward_list>
 #include <string>
 #include <string_view>
 
@@ -56,11 +56,11 @@ class HeaderBuilder {
   absl::Span<const hpack::HeaderField> fields() const { return fields_; }
 
  private:
-  // Built values: in inline_ while they fit, then each in overflow_ (a
-  // deque: its elements never move).
+  // Built values: in inline_ while they fit, then each in overflow_ (its
+  // elements never move; unlike a std::deque, an empty one has no storage).
   char inline_[kInlineStorage];
   size_t inline_used_ = 0;
-  std::deque<std::string> overflow_;
+  std::forward_list<std::string> overflow_;
   absl::InlinedVector<hpack::HeaderField, kInlineFields> fields_;
 };
 
