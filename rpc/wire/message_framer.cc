@@ -27,7 +27,14 @@ absl::Status WriteMessage(SliceBuffer payload, bool compressed,
         absl::StrCat("message of ", payload.size(),
                      " octets exceeds the 4 GiB gRPC frame limit"));
   }
-  EncodeMessagePrefix(compressed, static_cast<uint32_t>(payload.size()),
+  const size_t n = payload.size();
+  if (n <= kCopyPayloadBelow) {
+    uint8_t* const p = out->AppendUninitializedExact(kMessagePrefixSize + n);
+    EncodeMessagePrefix(compressed, static_cast<uint32_t>(n), p);
+    payload.CopyTo(p + kMessagePrefixSize, n);
+    return absl::OkStatus();
+  }
+  EncodeMessagePrefix(compressed, static_cast<uint32_t>(n),
                       out->AppendUninitialized(kMessagePrefixSize));
   out->Append(std::move(payload));
   return absl::OkStatus();

@@ -8,9 +8,12 @@
 // a prefix may be split across frames and one frame may carry many messages.
 //
 // Sending: WriteMessage appends prefix + payload to the output chain, moving
-// the payload's slices (no copy). To serialize straight into the output chain,
-// write the prefix with EncodeMessagePrefix into out->AppendUninitialized(5)
-// and serialize after it (zero_copy_stream.h).
+// the payload's slices (no copy); a payload of up to kCopyPayloadBelow octets
+// is copied behind its prefix into one exactly sized block instead (one small
+// allocation and one slice, where the prefix alone took a kDefaultBlockSize
+// block and the message two slices). To serialize straight into the output
+// chain, write the prefix with EncodeMessagePrefix into
+// out->AppendUninitialized(5) and serialize after it (zero_copy_stream.h).
 //
 // Receiving: MessageDeframer, fed the DATA payloads of one stream as they
 // arrive, hands out complete messages as SliceBuffers whose slices point into
@@ -57,6 +60,8 @@ inline constexpr uint8_t kMessageFlagCompressed = 0x01;
 inline constexpr size_t kDefaultMaxReceiveMessageSize = 4 * 1024 * 1024;
 // The largest payload a prefix can announce.
 inline constexpr size_t kMaxMessageLength = 0xffffffffu;
+// WriteMessage copies payloads up to this size (see above).
+inline constexpr size_t kCopyPayloadBelow = 512;
 
 // Writes the 5-octet prefix of a message of `length` octets to out[0..4].
 inline void EncodeMessagePrefix(bool compressed, uint32_t length,

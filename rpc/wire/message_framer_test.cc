@@ -98,19 +98,38 @@ const std::vector<Msg>& Sample() {
 }
 
 TEST(WriteMessageTest, PrefixThenPayloadSlices) {
+  // A small payload is copied behind its prefix: one slice, in a block of
+  // exactly its size (the next append starts a new slice).
   const Slice body = Slice::Copy("hello");
   SliceBuffer payload;
   payload.Append(body);
   SliceBuffer out;
   ASSERT_TRUE(WriteMessage(std::move(payload), false, &out).ok());
   EXPECT_EQ(out.ToString(), std::string("\0\0\0\0\5hello", 10));
-  ASSERT_EQ(out.num_slices(), 2u);
-  EXPECT_TRUE(out.slice(1).SharesBlockWith(body));  // not copied
+  ASSERT_EQ(out.num_slices(), 1u);
+  EXPECT_FALSE(out.slice(0).SharesBlockWith(body));
+  out.Append("!");
+  EXPECT_EQ(out.num_slices(), 2u);
 
+  // Up to kCopyPayloadBelow octets, in two pieces: still one slice.
+  SliceBuffer pieces;
+  pieces.Append(Slice::Copy(std::string(kCopyPayloadBelow - 1, 'a')));
+  pieces.Append(Slice::Copy("b"));
+  SliceBuffer out1;
+  ASSERT_TRUE(WriteMessage(std::move(pieces), false, &out1).ok());
+  ASSERT_EQ(out1.num_slices(), 1u);
+  EXPECT_EQ(out1.ToString().substr(5),
+            std::string(kCopyPayloadBelow - 1, 'a') + "b");
+
+  // A larger one is not copied: its slices move behind the prefix.
   SliceBuffer big;
-  big.Append(Slice::Copy(Pattern(0x01020304 & 0xffff, 0)));
+  const Slice big_body = Slice::Copy(Pattern(0x01020304 & 0xffff, 0));
+  ASSERT_GT(big_body.size(), kCopyPayloadBelow);
+  big.Append(big_body);
   SliceBuffer out2;
   ASSERT_TRUE(WriteMessage(std::move(big), true, &out2).ok());
+  ASSERT_EQ(out2.num_slices(), 2u);
+  EXPECT_TRUE(out2.slice(1).SharesBlockWith(big_body));
   uint8_t prefix[5];
   out2.CopyTo(prefix, 5);
   EXPECT_EQ(prefix[0], 1);

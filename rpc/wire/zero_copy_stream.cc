@@ -107,7 +107,9 @@ bool SerializeWithCachedSizesToSliceBuffer(
   if (size > kMaxChunk) return false;
   if (size == 0) return true;
   if (size <= kContiguousSerializeLimit) {
-    uint8_t* start = out->AppendUninitialized(size);
+    uint8_t* start = size <= kExactBlockBelow
+                         ? out->AppendUninitializedExact(size)
+                         : out->AppendUninitialized(size);
     return message.SerializeWithCachedSizesToArray(start) == start + size;
   }
   SliceBufferOutputStream stream(out, size);

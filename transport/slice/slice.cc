@@ -170,6 +170,18 @@ uint8_t* SliceBuffer::AppendUninitialized(size_t n) {
   return dst;
 }
 
+uint8_t* SliceBuffer::AppendUninitializedExact(size_t n) {
+  if (n == 0) return nullptr;
+  if (append_block_ == nullptr || append_block_->spare() < n) {
+    DropAppendBlock();
+    append_block_ = Block::New(n);
+  }
+  uint8_t* dst = append_block_->data() + append_block_->used;
+  append_block_->used += n;
+  AppendFilled(dst, n);
+  return dst;
+}
+
 uint8_t* SliceBuffer::PrepareAppend(size_t min_size, size_t* available) {
   EnsureAppendRoom(std::max<size_t>(min_size, 1));
   *available = append_block_->spare();

@@ -217,6 +217,11 @@ class SliceBuffer {
   // to fill before anything reads the buffer (frame headers are written this
   // way). May leave the previous block's spare room unused to stay contiguous.
   uint8_t* AppendUninitialized(size_t n);
+  // The same, but a new block, when one is needed, holds exactly `n` octets:
+  // for a small message built on its own (a gRPC message's prefix and
+  // payload), one small allocation instead of a kDefaultBlockSize one. Later
+  // appends to this buffer start a new block.
+  uint8_t* AppendUninitializedExact(size_t n);
 
   // For reads: returns at least `min_size` contiguous writable octets at the
   // end (the spare room of the current block if large enough, else a new block

@@ -144,6 +144,29 @@ TEST(SliceBufferTest, AppendUninitializedIsContiguous) {
   EXPECT_EQ(b.slice(b.num_slices() - 1).size(), 100u);
 }
 
+TEST(SliceBufferTest, AppendUninitializedExactTakesAnExactBlock) {
+  SliceBuffer b;
+  uint8_t* p = b.AppendUninitializedExact(10);
+  std::memset(p, 'a', 10);
+  // The block is full: the next append starts a new one (a new slice), where
+  // AppendUninitialized's default-sized block would have been extended.
+  b.Append("b");
+  EXPECT_EQ(b.num_slices(), 2u);
+  EXPECT_EQ(b.ToString(), std::string(10, 'a') + "b");
+  // With room left in the current block, that room is used.
+  p = b.AppendUninitializedExact(3);
+  std::memset(p, 'c', 3);
+  EXPECT_EQ(b.num_slices(), 2u);
+  EXPECT_EQ(b.ToString(), std::string(10, 'a') + "bccc");
+  EXPECT_EQ(b.AppendUninitializedExact(0), nullptr);
+  EXPECT_EQ(b.size(), 14u);
+
+  SliceBuffer d;
+  std::memset(d.AppendUninitialized(10), 'a', 10);
+  d.Append("b");
+  EXPECT_EQ(d.num_slices(), 1u);
+}
+
 TEST(SliceBufferTest, PrepareAndCommitAppend) {
   SliceBuffer b;
   size_t available = 0;
