@@ -7,12 +7,16 @@
 #include <optional>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rpc/internal/client_call.h"
 #include "rpc/internal/server_call.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
+#include "transport/http/blocking_http2_client.h"
+#include "transport/io/socket.h"
+#include "transport/testing/wait_until.h"
 
 namespace rpc {
 namespace internal {
@@ -375,6 +379,67 @@ TEST_F(CompressionErrorsTest, UnsupportedEncodingIsUnimplemented) {
   EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED) << s;
   EXPECT_NE(s.error_message().find("gzip"), std::string::npos) << s;
   EXPECT_NE(s.error_message().find("zstd"), std::string::npos) << s;
+}
+
+// The server shares a connection's grpc-accept-encoding string between calls
+// that send the same value: a call that sends another one is answered by its
+// own (gzip, then identity only, then gzip again, on one connection).
+TEST_F(CompressionErrorsTest, EachCallIsAnsweredByItsOwnAcceptEncoding) {
+  auto client = transport::BlockingHttp2Client::Connect(
+      transport::SocketAddress::Loopback(AF_INET, port_), {});
+  ASSERT_TRUE(client.ok()) << client.status();
+  EchoRequest req;
+  req.set_message("x");
+  const std::string message = req.SerializeAsString();
+  std::string framed(5, '\0');
+  framed[4] = static_cast<char>(message.size());
+  framed += message;
+  for (const char* accept : {"identity,gzip", "identity", "identity,gzip"}) {
+    struct Seen {
+      absl::Mutex mu;
+      std::string grpc_encoding;
+      bool closed = false;
+    };
+    auto seen = std::make_shared<Seen>();
+    (*client)->RunInLoop([&](transport::Http2Client* c) {
+      const std::vector<hpack::HeaderField> headers = {
+          {":method", "POST"},
+          {":scheme", "http"},
+          {":path", "/rpc.test.EchoService/Echo"},
+          {":authority", c->authority()},
+          {"content-type", "application/grpc"},
+          {"te", "trailers"},
+          {"grpc-accept-encoding", accept},
+          {"x-response-encoding", "gzip"}};
+      transport::Http2Client::StreamCallbacks callbacks;
+      callbacks.on_headers = [seen](const hpack::HeaderList& h, bool) {
+        absl::MutexLock lock(&seen->mu);
+        for (size_t i = 0; i < h.size(); ++i) {
+          if (h[i].name == "grpc-encoding") {
+            seen->grpc_encoding = std::string(h[i].value);
+          }
+        }
+      };
+      callbacks.on_close = [seen](absl::Status) {
+        absl::MutexLock lock(&seen->mu);
+        seen->closed = true;
+      };
+      absl::StatusOr<uint32_t> id =
+          c->StartRequest(headers, false, std::move(callbacks));
+      ASSERT_TRUE(id.ok()) << id.status();
+      transport::SliceBuffer body;
+      body.Append(framed);
+      ASSERT_TRUE(c->SendData(*id, std::move(body), true).ok());
+    });
+    ASSERT_TRUE(transport::testing::WaitUntil([&] {
+      absl::MutexLock lock(&seen->mu);
+      return seen->closed;
+    })) << accept;
+    absl::MutexLock lock(&seen->mu);
+    EXPECT_EQ(seen->grpc_encoding,
+              std::string(accept) == "identity" ? "" : "gzip")
+        << accept;
+  }
 }
 
 TEST_F(CompressionErrorsTest, CompressedFlagWithIdentityIsInternal) {

@@ -17,7 +17,9 @@ const Metadata& ServerContext::client_metadata() const {
   return call_->client_metadata;
 }
 
-std::string ServerContext::peer() const { return call_->peer; }
+std::string ServerContext::peer() const {
+  return call_->peer != nullptr ? *call_->peer : std::string();
+}
 
 std::shared_ptr<const AuthContext> ServerContext::auth_context() const {
   return call_->auth_context != nullptr ? call_->auth_context

@@ -42,7 +42,7 @@ ServerCall::~ServerCall() {
 
 compression::Encoding ChooseResponseEncoding(
     compression::Encoding requested,
-    const std::optional<std::string>& accept_encoding) {
+    std::optional<std::string_view> accept_encoding) {
   using compression::Encoding;
   if (requested == Encoding::kIdentity || !accept_encoding.has_value()) {
     return Encoding::kIdentity;
@@ -61,7 +61,10 @@ compression::Encoding ChooseResponseEncoding(
 void ServerCall::ResolveResponseEncoding() {
   if (handler_headers_sent_) return;
   response_encoding_ = ChooseResponseEncoding(
-      requested_encoding_.value_or(limits_.default_encoding), accept_encoding);
+      requested_encoding_.value_or(limits_.default_encoding),
+      accept_encoding != nullptr
+          ? std::optional<std::string_view>(*accept_encoding)
+          : std::nullopt);
   compressor_.set_encoding(response_encoding_);
 }
 

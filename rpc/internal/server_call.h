@@ -82,7 +82,7 @@ struct ServerCallLimits {
 // documented at ServerContext::set_compression_algorithm.
 compression::Encoding ChooseResponseEncoding(
     compression::Encoding requested,
-    const std::optional<std::string>& accept_encoding);
+    std::optional<std::string_view> accept_encoding);
 
 // Frees a callback call's state through a function of //rpc (where the
 // context's code is).
@@ -101,16 +101,19 @@ class ServerCall : public std::enable_shared_from_this<ServerCall> {
   // Set by the connection before the handler runs; read-only afterwards.
   Metadata client_metadata;
   absl::Time deadline = absl::InfiniteFuture();
-  std::string peer;
+  // The connection's peer() string (shared by its calls; never null once
+  // dispatched).
+  std::shared_ptr<const std::string> peer;
   // The connection's (shared by its calls; never null once dispatched).
   std::shared_ptr<const AuthContext> auth_context;
   // The server's count of callback calls before their OnDone (Shutdown
   // waits for it to fall to 0); may be null.
   std::atomic<int>* live_callback_calls = nullptr;
   // The request's grpc-encoding (identity when absent) and
-  // grpc-accept-encoding (nullopt when absent).
+  // grpc-accept-encoding (null when absent; shared with the connection's
+  // other calls that sent the same value).
   compression::Encoding request_encoding = compression::Encoding::kIdentity;
-  std::optional<std::string> accept_encoding;
+  std::shared_ptr<const std::string> accept_encoding;
 
   const Service::Method* method() const { return method_; }
 

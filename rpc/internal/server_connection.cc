@@ -35,7 +35,7 @@ ServerConnection::ServerConnection(
     const transport::ConnectionOptions& options,
     const ServerKeepaliveOptions& keepalive)
     : host_(host),
-      peer_(PeerName(*endpoint)),
+      peer_(std::make_shared<const std::string>(PeerName(*endpoint))),
       auth_context_(AuthContextFor(*endpoint)),
       keepalive_options_(keepalive),
       ping_policy_(PingPolicyOptions{keepalive.min_ping_interval_without_data,
@@ -52,7 +52,7 @@ ServerConnection::ServerConnection(
             driver_.Abort(
                 absl::UnavailableError("keepalive timeout: no reply to "
                                        "a PING from " +
-                                       peer_));
+                                       *peer_));
           }) {}
 
 void ServerConnection::Start() {
@@ -167,7 +167,10 @@ void ServerConnection::OnHeaders(uint32_t stream_id,
   call->request_encoding = request_encoding;
   call->LoopSetRequestEncoding(request_encoding);
   if (accept_encoding.has_value()) {
-    call->accept_encoding = std::string(*accept_encoding);
+    if (accept_encoding_ == nullptr || *accept_encoding_ != *accept_encoding) {
+      accept_encoding_ = std::make_shared<const std::string>(*accept_encoding);
+    }
+    call->accept_encoding = accept_encoding_;
   }
   ParseMetadata(headers, &call->client_metadata);
   if (!timeout.empty()) {

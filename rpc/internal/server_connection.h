@@ -140,7 +140,11 @@ class ServerConnection final : public transport::ConnectionListener,
   void OnAgeTimer();
 
   Host* const host_;
-  std::string peer_;
+  // peer() of the calls, shared by them.
+  std::shared_ptr<const std::string> peer_;
+  // The grpc-accept-encoding value of the latest call that sent one, shared
+  // by the calls that send the same (a client sends the same on every call).
+  std::shared_ptr<const std::string> accept_encoding_;
   // Who the peer is (TLS identity); computed once, shared by the calls.
   std::shared_ptr<const AuthContext> auth_context_;
   absl::flat_hash_map<uint32_t, std::shared_ptr<ServerCall>> calls_;
