@@ -26,6 +26,80 @@ void EnableDefaultHealthCheckService(bool enable) {
 
 bool DefaultHealthCheckServiceEnabled() { return g_enabled.load(); }
 
+// One open Watch. Its state is the service's (under mu_): a change reaches
+// it from any thread (SetServingStatus) and its reactions run on its loop
+// thread. Its operations are started under mu_, which is safe: no reaction
+// ever runs inside a Start* or Finish (rpc/server_callback.h).
+class HealthCheckService::Watcher final
+    : public ServerWriteReactor<HealthCheckResponse> {
+ public:
+  Watcher(HealthCheckService* service, std::string name)
+      : service_(service), name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+
+  // Sends the status if it changed since the last one sent (the first time:
+  // at once), unless a write is outstanding (its OnWriteDone comes back
+  // here); with nothing to send after the server's shutdown, ends the call.
+  void UpdateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(service_->mu_) {
+    if (finishing_ || writing_) return;
+    const ServingStatus current = service_->StatusLocked(name_);
+    if (!sent_ || current != last_) {
+      sent_ = true;
+      last_ = current;
+      response_.set_status(current);
+      writing_ = true;
+      StartWrite(&response_);
+      return;
+    }
+    if (service_->server_shutdown_) {
+      FinishLocked(Status(StatusCode::UNAVAILABLE, "server shutting down"));
+    }
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&service_->mu_);
+    writing_ = false;
+    if (!ok) {
+      FinishLocked(Status(StatusCode::CANCELLED, "call ended"));
+      return;
+    }
+    UpdateLocked();  // The status may have changed meanwhile.
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&service_->mu_);
+    FinishLocked(Status(StatusCode::CANCELLED, "call cancelled"));
+  }
+
+  void OnDone() override {
+    {
+      absl::MutexLock lock(&service_->mu_);
+      auto it = service_->watchers_.find(name_);
+      it->second.erase(this);
+      if (it->second.empty()) service_->watchers_.erase(it);
+      --service_->num_watchers_;
+    }
+    delete this;
+  }
+
+ private:
+  void FinishLocked(Status status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(service_->mu_) {
+    if (finishing_) return;
+    finishing_ = true;
+    Finish(std::move(status));
+  }
+
+  HealthCheckService* const service_;
+  const std::string name_;
+  HealthCheckResponse response_;  // Alive until its OnWriteDone.
+  ServingStatus last_ = HealthCheckResponse::UNKNOWN;
+  bool sent_ = false;
+  bool writing_ = false;
+  bool finishing_ = false;
+};
+
 HealthCheckService::HealthCheckService(int max_watchers)
     : max_watchers_(max_watchers) {
   statuses_[""] = HealthCheckResponse::SERVING;
@@ -33,13 +107,25 @@ HealthCheckService::HealthCheckService(int max_watchers)
 
 HealthCheckService::~HealthCheckService() = default;
 
+void HealthCheckService::NotifyLocked(const std::string* service_name) {
+  if (service_name != nullptr) {
+    auto it = watchers_.find(*service_name);
+    if (it == watchers_.end()) return;
+    for (Watcher* w : it->second) w->UpdateLocked();
+    return;
+  }
+  for (auto& [name, set] : watchers_) {
+    for (Watcher* w : set) w->UpdateLocked();
+  }
+}
+
 void HealthCheckService::SetServingStatus(const std::string& service_name,
                                           bool serving) {
   absl::MutexLock lock(&mu_);
   if (shutdown_) return;
   statuses_[service_name] =
       serving ? HealthCheckResponse::SERVING : HealthCheckResponse::NOT_SERVING;
-  changed_.SignalAll();
+  NotifyLocked(&service_name);
 }
 
 void HealthCheckService::SetServingStatus(bool serving) {
@@ -49,7 +135,7 @@ void HealthCheckService::SetServingStatus(bool serving) {
     status = serving ? HealthCheckResponse::SERVING
                      : HealthCheckResponse::NOT_SERVING;
   }
-  changed_.SignalAll();
+  NotifyLocked(nullptr);
 }
 
 void HealthCheckService::Shutdown() {
@@ -59,14 +145,14 @@ void HealthCheckService::Shutdown() {
   for (auto& [name, status] : statuses_) {
     status = HealthCheckResponse::NOT_SERVING;
   }
-  changed_.SignalAll();
+  NotifyLocked(nullptr);
 }
 
 void HealthCheckService::OnServerShutdown() {
   Shutdown();
   absl::MutexLock lock(&mu_);
   server_shutdown_ = true;
-  changed_.SignalAll();
+  NotifyLocked(nullptr);
 }
 
 HealthCheckService::ServingStatus HealthCheckService::StatusLocked(
@@ -87,59 +173,43 @@ int HealthCheckService::num_watchers() const {
   return num_watchers_;
 }
 
-Status HealthCheckService::Check(ServerContext* /*context*/,
-                                 const HealthCheckRequest* request,
-                                 HealthCheckResponse* response) {
+ServerUnaryReactor* HealthCheckService::Check(CallbackServerContext* context,
+                                              const HealthCheckRequest* request,
+                                              HealthCheckResponse* response) {
+  ServerUnaryReactor* reactor = context->DefaultReactor();
   ServingStatus status = GetServingStatus(request->service());
   if (status == HealthCheckResponse::SERVICE_UNKNOWN) {
-    return Status(StatusCode::NOT_FOUND, "unknown service");
+    reactor->Finish(Status(StatusCode::NOT_FOUND, "unknown service"));
+    return reactor;
   }
   response->set_status(status);
-  return Status::OK;
+  reactor->Finish(Status::OK);
+  return reactor;
 }
 
-Status HealthCheckService::Watch(ServerContext* context,
-                                 const HealthCheckRequest* request,
-                                 ServerWriter<HealthCheckResponse>* writer) {
-  const std::string& name = request->service();
+namespace {
+
+// Ends a Watch that is refused at once.
+class RefusedWatch final : public ServerWriteReactor<HealthCheckResponse> {
+ public:
+  explicit RefusedWatch(Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+ServerWriteReactor<HealthCheckResponse>* HealthCheckService::Watch(
+    CallbackServerContext* /*context*/, const HealthCheckRequest* request) {
   absl::MutexLock lock(&mu_);
   if (num_watchers_ >= max_watchers_) {
-    return Status(StatusCode::RESOURCE_EXHAUSTED, "too many health watchers");
+    return new RefusedWatch(
+        Status(StatusCode::RESOURCE_EXHAUSTED, "too many health watchers"));
   }
   ++num_watchers_;
-  bool sent = false;
-  ServingStatus last = HealthCheckResponse::UNKNOWN;
-  Status result;
-  while (true) {
-    const ServingStatus current = StatusLocked(name);
-    const bool ending = server_shutdown_;
-    if (!sent || current != last) {
-      HealthCheckResponse response;
-      response.set_status(current);
-      // Write blocks on flow control: not under the lock.
-      mu_.Unlock();
-      const bool ok = writer->Write(response);
-      mu_.Lock();
-      if (!ok) {
-        result = Status(StatusCode::CANCELLED, "call ended");
-        break;
-      }
-      sent = true;
-      last = current;
-      continue;  // The status may have changed meanwhile.
-    }
-    if (ending) {
-      result = Status(StatusCode::UNAVAILABLE, "server shutting down");
-      break;
-    }
-    if (context->IsCancelled()) {
-      result = Status(StatusCode::CANCELLED, "call cancelled");
-      break;
-    }
-    changed_.WaitWithTimeout(&mu_, kWatchPollInterval);
-  }
-  --num_watchers_;
-  return result;
+  auto* watcher = new Watcher(this, request->service());
+  watchers_[watcher->name()].insert(watcher);
+  watcher->UpdateLocked();  // The first status, at once.
+  return watcher;
 }
 
 }  // namespace rpc

@@ -30,13 +30,13 @@
 // * Shutdown makes every name NOT_SERVING and ignores later changes (the
 //   Watches stay open).
 //
-// Cost: a Watch is a blocking server-streaming handler, so it holds one
-// worker thread (ServerBuilder::SetWorkerThreads) for as long as it is open;
-// it wakes on each change and every kWatchPollInterval to notice a
-// cancelled call. At most `max_watchers` run at once (default 100);
-// more are refused with RESOURCE_EXHAUSTED (clients retry with backoff), so
-// that watchers cannot take every worker. A callback (non-blocking)
-// server-streaming form would remove the thread per Watch.
+// Cost: both methods are callback handlers (rpc/server_callback.h): they run
+// on the connection's loop thread and hold no thread. An open Watch is a
+// ServerWriteReactor waiting for a change: a change starts a write on every
+// Watch of its name (one outstanding each; a newer status waits for the
+// previous OnWriteDone and replaces any older one not yet sent). At most
+// `max_watchers` are open at once (default 10,000, a bound on memory);
+// more are refused with RESOURCE_EXHAUSTED (clients retry with backoff).
 
 #ifndef RPC_HEALTH_HEALTH_CHECK_SERVICE_H_
 #define RPC_HEALTH_HEALTH_CHECK_SERVICE_H_
@@ -45,8 +45,8 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "rpc/health/health.pb.h"
 #include "rpc/health/health.rpc.pb.h"
 #include "rpc/health_check_service_interface.h"
@@ -59,14 +59,13 @@ namespace rpc {
 void EnableDefaultHealthCheckService(bool enable);
 bool DefaultHealthCheckServiceEnabled();
 
-class HealthCheckService final : public grpc::health::v1::Health::Service,
-                                 public internal::DefaultHealthCheckService {
+class HealthCheckService final
+    : public grpc::health::v1::Health::CallbackService,
+      public internal::DefaultHealthCheckService {
  public:
   using ServingStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
-  // How often a waiting Watch checks whether its call was cancelled.
-  static constexpr absl::Duration kWatchPollInterval = absl::Milliseconds(50);
 
-  explicit HealthCheckService(int max_watchers = 100);
+  explicit HealthCheckService(int max_watchers = 10000);
   ~HealthCheckService() override;
 
   // ---- HealthCheckServiceInterface ----
@@ -76,30 +75,38 @@ class HealthCheckService final : public grpc::health::v1::Health::Service,
 
   // The status Check would answer; SERVICE_UNKNOWN for an unknown name.
   ServingStatus GetServingStatus(const std::string& service_name) const;
-  // Watches running now.
+  // Watches open now (until their OnDone).
   int num_watchers() const;
 
   // ---- grpc.health.v1.Health ----
-  Status Check(ServerContext* context,
-               const grpc::health::v1::HealthCheckRequest* request,
-               grpc::health::v1::HealthCheckResponse* response) override;
-  Status Watch(
-      ServerContext* context,
+  ServerUnaryReactor* Check(
+      CallbackServerContext* context,
       const grpc::health::v1::HealthCheckRequest* request,
-      ServerWriter<grpc::health::v1::HealthCheckResponse>* writer) override;
+      grpc::health::v1::HealthCheckResponse* response) override;
+  ServerWriteReactor<grpc::health::v1::HealthCheckResponse>* Watch(
+      CallbackServerContext* context,
+      const grpc::health::v1::HealthCheckRequest* request) override;
 
   // ---- internal::DefaultHealthCheckService ----
   rpc::Service* service() override { return this; }
   void OnServerShutdown() override;
 
  private:
+  class Watcher;
+
   ServingStatus StatusLocked(const std::string& service_name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Lets every open Watch (of `service_name` only, when given) send the
+  // status if it changed, or end after the server's shutdown.
+  void NotifyLocked(const std::string* service_name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int max_watchers_;
   mutable absl::Mutex mu_;
-  absl::CondVar changed_;  // Signalled on every change and at server shutdown.
   absl::flat_hash_map<std::string, ServingStatus> statuses_
+      ABSL_GUARDED_BY(mu_);
+  // The open Watches by name (a Watcher leaves in its OnDone).
+  absl::flat_hash_map<std::string, absl::flat_hash_set<Watcher*>> watchers_
       ABSL_GUARDED_BY(mu_);
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   bool server_shutdown_ ABSL_GUARDED_BY(mu_) = false;

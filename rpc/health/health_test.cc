@@ -4,12 +4,15 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -52,9 +55,10 @@ class HealthTest : public ::testing::Test {
 
   // Starts a server with the default health service when `enable`, plus
   // `extra` if given.
-  void StartServer(bool enable, Service* extra = nullptr) {
+  void StartServer(bool enable, Service* extra = nullptr, int max_workers = 0) {
     EnableDefaultHealthCheckService(enable);
     ServerBuilder builder;
+    if (max_workers > 0) builder.SetWorkerThreads(1, max_workers);
     builder.AddListeningPort("127.0.0.1:0", InsecureServerCredentials(),
                              &port_);
     if (extra != nullptr) builder.RegisterService(extra);
@@ -159,7 +163,7 @@ TEST_F(HealthTest, WatchInitialChangeAndCancel) {
   ctx.TryCancel();
   EXPECT_FALSE(reader->Read(&resp));
   EXPECT_EQ(reader->Finish().error_code(), StatusCode::CANCELLED);
-  // The handler notices within a poll interval and frees its worker.
+  // The Watch's reactor learns it at once (OnCancel) and ends.
   ASSERT_TRUE(WaitFor([&] { return health->num_watchers() == 0; }));
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
 }
@@ -247,6 +251,119 @@ TEST_F(HealthTest, ExplicitServiceAndWatcherLimit) {
   stub_.reset();
   channel_.reset();
   server_->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
+// A Watch through the callback client: keeps the last status it read and
+// its final status.
+class WatchReactor final : public ClientReadReactor<HealthCheckResponse> {
+ public:
+  WatchReactor(Health::Stub* stub, const std::string& service) {
+    request_ = Request(service);
+    ctx_.set_deadline(absl::Now() + absl::Seconds(60));
+    stub->async()->Watch(&ctx_, &request_, this);
+    StartRead(&response_);
+    StartCall();
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    last_.store(response_.status());
+    reads_.fetch_add(1);
+    StartRead(&response_);
+  }
+  void OnDone(const Status& status) override {
+    absl::MutexLock lock(&mu_);
+    status_ = status;
+    done_.Notify();
+  }
+  void Cancel() { ctx_.TryCancel(); }
+  int last() const { return last_.load(); }
+  int reads() const { return reads_.load(); }
+  bool WaitDone() {
+    return done_.WaitForNotificationWithTimeout(absl::Seconds(30));
+  }
+  StatusCode code() {
+    absl::MutexLock lock(&mu_);
+    return status_.error_code();
+  }
+
+ private:
+  ClientContext ctx_;
+  HealthCheckRequest request_;
+  HealthCheckResponse response_;
+  std::atomic<int> last_{-1};
+  std::atomic<int> reads_{0};
+  absl::Mutex mu_;
+  Status status_ ABSL_GUARDED_BY(mu_);
+  absl::Notification done_;
+};
+
+// Watches are reactors: 300 at once on a server with at most 4 worker
+// threads all get their first status, every change, and their end (client
+// cancellation; the server's shutdown: NOT_SERVING, then UNAVAILABLE), and
+// the process keeps the threads it had with none. (A blocking Watch held a
+// worker each: at most 4 were served, and 100 at most were admitted.)
+TEST_F(HealthTest, ManyWatchesHoldNoThread) {
+  constexpr int kWatches = 300;
+  StartServer(true, nullptr, /*max_workers=*/4);
+  HealthCheckService* health = Default();
+  HealthCheckResponse resp;
+  ASSERT_TRUE(Check("", &resp).ok());
+  const int threads = transport::testing::ThreadCount();
+
+  std::vector<std::unique_ptr<WatchReactor>> watches;
+  for (int i = 0; i < kWatches; ++i) {
+    // A third watch a name not known yet.
+    watches.push_back(
+        std::make_unique<WatchReactor>(stub_.get(), i % 3 == 0 ? "pkg.W" : ""));
+  }
+  const auto all = [&](int from, int to, auto pred) {
+    return WaitFor([&] {
+      for (int i = from; i < to; ++i) {
+        if (!pred(*watches[i], i)) return false;
+      }
+      return true;
+    });
+  };
+  const auto expected = [](int i, int known, int unknown) {
+    return i % 3 == 0 ? unknown : known;
+  };
+  ASSERT_TRUE(all(0, kWatches, [&](WatchReactor& w, int i) {
+    return w.last() == expected(i, HealthCheckResponse::SERVING,
+                                HealthCheckResponse::SERVICE_UNKNOWN);
+  }));
+  EXPECT_EQ(health->num_watchers(), kWatches);
+  EXPECT_LE(transport::testing::ThreadCount(), threads);
+
+  health->SetServingStatus("", false);
+  health->SetServingStatus("pkg.W", true);
+  ASSERT_TRUE(all(0, kWatches, [&](WatchReactor& w, int i) {
+    return w.last() == expected(i, HealthCheckResponse::NOT_SERVING,
+                                HealthCheckResponse::SERVING);
+  }));
+  EXPECT_LE(transport::testing::ThreadCount(), threads);
+
+  // The client cancels the first 100: their calls end, the others go on.
+  for (int i = 0; i < 100; ++i) watches[i]->Cancel();
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(watches[i]->WaitDone()) << i;
+    EXPECT_EQ(watches[i]->code(), StatusCode::CANCELLED) << i;
+  }
+  ASSERT_TRUE(WaitFor([&] { return health->num_watchers() == kWatches - 100; }))
+      << health->num_watchers();
+  health->SetServingStatus("", true);
+  ASSERT_TRUE(all(100, kWatches, [&](WatchReactor& w, int i) {
+    return w.last() == expected(i, HealthCheckResponse::SERVING,
+                                HealthCheckResponse::SERVING);
+  }));
+
+  // The server's shutdown: NOT_SERVING for every name, then UNAVAILABLE.
+  server_->Shutdown(absl::Now() + absl::Seconds(20));
+  for (int i = 100; i < kWatches; ++i) {
+    ASSERT_TRUE(watches[i]->WaitDone()) << i;
+    EXPECT_EQ(watches[i]->code(), StatusCode::UNAVAILABLE) << i;
+    EXPECT_EQ(watches[i]->last(), HealthCheckResponse::NOT_SERVING) << i;
+  }
+  EXPECT_EQ(health->num_watchers(), 0);
 }
 
 // ---- Debian's grpc++ client against our server ----
