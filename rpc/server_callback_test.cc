@@ -824,6 +824,85 @@ TEST_F(CallbackServerTest, ReactorThatDoesNotReadHoldsTheClientBack) {
   EXPECT_EQ(written.load(), kCount);
 }
 
+// Blocking client writers held back by reactors that do not read, when the
+// reactors Finish early: every Write returns (false once the status is in)
+// and another call on the connection streams 8 MiB through. (32 writers of
+// 2.5 MiB each stall the connection: more than its receive buffer limit of
+// 16 MiB plus its 4 MiB window waits unread.) A Write that got its credit
+// back from the finished call just before the call's status was recorded
+// once waited for good: a few of the 32 did.
+TEST_F(CallbackServerTest, EarlyFinishEndsBlockedClientWrites) {
+  constexpr int kHogs = 32;
+  constexpr int kSize = 64 << 10;
+  constexpr int kHogMessages = 40;     // 2.5 MiB each: more than fits.
+  constexpr int kProbeMessages = 128;  // 8 MiB.
+  EchoRequest big;
+  big.set_payload(std::string(kSize, 'h'));
+  // Shared with the writers' threads, which are detached if one never
+  // returns (a failure: they must not touch this frame then).
+  struct Shared {
+    std::atomic<int> written{0};
+    std::atomic<int> aborted{0};
+    std::atomic<int> returned{0};
+  };
+  auto shared = std::make_shared<Shared>();
+  std::vector<std::thread> hogs;
+  for (int i = 0; i < kHogs; ++i) {
+    hogs.emplace_back([shared, big, stub = stub_.get()] {
+      ClientContext ctx;
+      WithDeadline(&ctx)->AddMetadata("x-no-read", "1");
+      EchoResponse resp;
+      auto writer = stub->ClientStream(&ctx, &resp);
+      for (int m = 0; m < kHogMessages; ++m) {
+        if (!writer->Write(big)) break;
+        ++shared->written;
+      }
+      // No WritesDone: the client's side stays open.
+      if (writer->Finish().error_code() == StatusCode::ABORTED) {
+        ++shared->aborted;
+      }
+      ++shared->returned;
+    });
+  }
+  const auto give_up = [&] {
+    for (auto& t : hogs) t.detach();
+  };
+  if (!WaitFor([&] { return service_.held.size() == kHogs; })) {
+    give_up();
+    FAIL() << service_.held.size();
+  }
+  // The stream windows (1 MiB) let 32 MiB in, the connection only 20 MiB:
+  // the writers run dry. Given time, every octet the connection lets in has
+  // arrived (a slow machine only makes the stall less complete).
+  if (!WaitFor([&] { return shared->written.load() >= (16 << 20) / kSize; })) {
+    give_up();
+    FAIL() << shared->written.load();
+  }
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_LT(shared->written.load(), kHogs * kHogMessages) << "nothing held";
+  service_.held.ForEach<CallbackEcho::Reader>([](auto* r) {
+    r->Finish(Status(StatusCode::ABORTED, "finished early"));
+  });
+  // A blocked Write returns (false) once the status is in: it once waited
+  // for good when the status came just after it was given credit.
+  if (!WaitFor([&] { return shared->returned.load() == kHogs; })) {
+    give_up();
+    FAIL() << (kHogs - shared->returned.load()) << " writers never returned";
+  }
+  for (auto& t : hogs) t.join();
+  EXPECT_EQ(shared->aborted.load(), kHogs);
+
+  ClientContext ctx;
+  EchoResponse resp;
+  auto writer = stub_->ClientStream(WithDeadline(&ctx), &resp);
+  for (int m = 0; m < kProbeMessages; ++m) ASSERT_TRUE(writer->Write(big)) << m;
+  ASSERT_TRUE(writer->WritesDone());
+  Status s = writer->Finish();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(resp.message(), std::to_string(kProbeMessages));
+  EXPECT_TRUE(WaitFor([&] { return service_.events.Dones() == kHogs + 1; }));
+}
+
 // Response headers over the client's header list limit, from Finish
 // (unary) and from StartSendInitialMetadata (bidi): the call ends
 // RESOURCE_EXHAUSTED, the reactor gets OnDone, the connection carries on.

@@ -80,6 +80,13 @@ void CallCore::ReleaseWriteCredit() {
   cv_.SignalAll();
 }
 
+void CallCore::CloseWrites() {
+  absl::MutexLock lock(&mu_);
+  writes_closed_ = true;
+  inflight_ = 0;
+  cv_.SignalAll();
+}
+
 bool CallCore::HasWriteCredit() const {
   absl::MutexLock lock(&mu_);
   return inflight_ > 0;
@@ -120,8 +127,10 @@ CallCore::ReadResult CallCore::Read(transport::SliceBuffer* out,
 
 bool CallCore::AcquireWriteCredit(size_t n) {
   absl::MutexLock lock(&mu_);
-  while (inflight_ > write_bound_ && !cancelled_) cv_.Wait(&mu_);
-  if (cancelled_) return false;
+  while (inflight_ > write_bound_ && !cancelled_ && !writes_closed_) {
+    cv_.Wait(&mu_);
+  }
+  if (cancelled_ || writes_closed_) return false;
   inflight_ += n;
   return true;
 }

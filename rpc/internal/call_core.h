@@ -85,6 +85,9 @@ class CallCore {
   void SetCancelHook(absl::AnyInvocable<void()> hook);
   // Queued octets of this call left the Connection's queue.
   void ReleaseWriteCredit();
+  // The call has its status: AcquireWriteCredit fails from now on, also for
+  // a writer waiting in it (nothing would release its credit again).
+  void CloseWrites();
   bool HasWriteCredit() const;
 
   // ---- Application thread ----
@@ -92,7 +95,7 @@ class CallCore {
   // Connection (post ConsumeData for them when non-zero).
   ReadResult Read(transport::SliceBuffer* out, size_t* consume);
   // Blocks while more than write_bound octets are in flight, then counts `n`
-  // more. False when the call is cancelled.
+  // more. False when the call is cancelled or its writes closed.
   bool AcquireWriteCredit(size_t n);
 
   bool cancelled() const;
@@ -136,6 +139,7 @@ class CallCore {
   size_t inflight_ ABSL_GUARDED_BY(mu_) = 0;
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool writes_closed_ ABSL_GUARDED_BY(mu_) = false;
   absl::AnyInvocable<void()> cancel_hook_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -622,7 +622,10 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   } else {
     core_.Cancel();
   }
-  core_.ReleaseWriteCredit();
+  // A blocking writer waiting for credit, or one that got it just now and
+  // has not seen the status yet, fails from here: no credit comes back to
+  // a finished call (it would wait forever).
+  core_.CloseWrites();
   loop_inflight_ = 0;
   {
     absl::MutexLock lock(&mu_);
