@@ -6,8 +6,13 @@
 // Every reactor deletes itself in OnDone (ASan checks nothing touches it
 // after). Waits are on conditions, bounded by 30 s.
 
+#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -29,6 +34,7 @@
 #include "rpc/testdata/test_service.grpc.pb.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/fan_out.h"
+#include "transport/connection/connection.h"
 #include "transport/testing/wait_until.h"
 
 #if !defined(__SANITIZE_ADDRESS__)
@@ -1066,6 +1072,165 @@ TEST_F(CallbackServerTest, TenThousandStreamsOnOneConnection) {
               absl::FormatDuration(absl::Now() - t0).c_str());
   EXPECT_TRUE(WaitFor([&] { return service_.events.Dones() == kCalls; }));
   EXPECT_EQ(ThreadCount(), threads);
+}
+
+// A raw HTTP/2 client on a socket of its own (transport::Connection, role
+// client), whose connection the test can drop abruptly (a TCP reset).
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = fd_ >= 0 && connect(fd_, reinterpret_cast<sockaddr*>(&addr),
+                                     sizeof(addr)) == 0;
+    transport::ConnectionOptions options;
+    options.role = transport::Role::kClient;
+    conn_ = std::make_unique<transport::Connection>(
+        options, &listener_, absl::GetCurrentTimeNanos());
+  }
+  ~RawClient() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool connected() const { return connected_; }
+
+  // A call of `method` with one request (and its end when `end`); returns
+  // its stream id (0 on failure). `metadata`: one more header, if given.
+  uint32_t Start(const char* method, const EchoRequest& req, bool end,
+                 const char* metadata = nullptr) {
+    const std::string path = absl::StrCat("/rpc.test.EchoService/", method);
+    const hpack::HeaderField headers[] = {
+        {":method", "POST"},
+        {":scheme", "http"},
+        {":path", path},
+        {":authority", "raw"},
+        {"content-type", "application/grpc"},
+        {"te", "trailers"},
+        {metadata != nullptr ? metadata : "x-none", "1"}};
+    absl::StatusOr<uint32_t> id = conn_->SubmitRequest(headers, false);
+    if (!id.ok()) return 0;
+    if (!Send(*id, req, 1, end)) return 0;
+    return *id;
+  }
+
+  // `count` copies of `req` on stream `id` (and its end when `end`); what
+  // the windows do not let through yet waits in the connection.
+  bool Send(uint32_t id, const EchoRequest& req, int count, bool end) {
+    const std::string body = req.SerializeAsString();
+    std::string framed(5, '\0');
+    framed[1] = static_cast<char>(body.size() >> 24);
+    framed[2] = static_cast<char>(body.size() >> 16);
+    framed[3] = static_cast<char>(body.size() >> 8);
+    framed[4] = static_cast<char>(body.size());
+    framed += body;
+    transport::SliceBuffer data;
+    for (int i = 0; i < count; ++i) data.Append(std::string_view(framed));
+    if (!conn_->SubmitData(id, std::move(data), end).ok()) return false;
+    return Flush();
+  }
+
+  // Writes what the connection has to send, and takes in what came.
+  bool Flush() {
+    transport::SliceBuffer out;
+    conn_->TakeOutput(&out);
+    for (size_t i = 0; i < out.num_slices(); ++i) {
+      const transport::Slice& sl = out.slice(i);
+      size_t done = 0;
+      while (done < sl.size()) {
+        const ssize_t n = write(fd_, sl.data() + done, sl.size() - done);
+        if (n <= 0) return false;
+        done += static_cast<size_t>(n);
+      }
+    }
+    char buf[16384];
+    pollfd p = {fd_, POLLIN, 0};
+    while (poll(&p, 1, 0) > 0) {
+      const ssize_t n = read(fd_, buf, sizeof(buf));
+      if (n <= 0) break;
+      conn_->Receive(transport::Slice::Copy(buf, static_cast<size_t>(n)),
+                     absl::GetCurrentTimeNanos());
+    }
+    return true;
+  }
+
+  // Drops the connection with a TCP reset (no GOAWAY, no RST_STREAM).
+  void Abort() {
+    linger l = {1, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+    close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  class Listener final : public transport::ConnectionListener {
+   public:
+    void OnHeaders(uint32_t, const hpack::HeaderList&, bool) override {}
+    void OnTrailers(uint32_t, const hpack::HeaderList&) override {}
+    void OnData(uint32_t, transport::Slice) override {}
+    void OnEndStream(uint32_t) override {}
+    void OnStreamReset(uint32_t, transport::Http2ErrorCode, bool) override {}
+  };
+  int fd_ = -1;
+  bool connected_ = false;
+  Listener listener_;
+  std::unique_ptr<transport::Connection> conn_;
+};
+
+EchoRequest Message(const std::string& text) {
+  EchoRequest req;
+  req.set_message(text);
+  return req;
+}
+
+// Reactors that Finish early with requests unread give the connection
+// window back, also while the client keeps sending on those streams (a raw
+// client that neither half-closes nor resets them after their status): 32
+// streams whose reactors never read get 1.25 MiB each, more than the
+// connection lets wait unread (its 16 MiB receive buffer limit plus its 4
+// MiB window), so the connection stalls; their reactors Finish; then
+// another stream on the same connection sends 8 MiB, which arrives only if
+// the octets owed for the unread requests went back to the connection
+// window.
+TEST_F(CallbackServerTest, EarlyFinishWithUnreadRequestsFreesTheConnection) {
+  constexpr int kHogs = 32;
+  EchoRequest big;
+  big.set_payload(std::string(64 << 10, 'h'));
+  RawClient raw(port_);
+  ASSERT_TRUE(raw.connected());
+  for (int i = 0; i < kHogs; ++i) {
+    const uint32_t id = raw.Start("ClientStream", big, false, "x-no-read");
+    ASSERT_NE(id, 0u);
+    ASSERT_TRUE(raw.Send(id, big, 19, /*end=*/false));
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    raw.Flush();
+    return service_.held.size() == kHogs;
+  }));
+  // Given time, what the windows let through has arrived.
+  const absl::Time settle = absl::Now() + absl::Seconds(1);
+  while (absl::Now() < settle) {
+    ASSERT_TRUE(raw.Flush());
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  service_.held.ForEach<CallbackEcho::Reader>([](auto* r) {
+    r->Finish(Status(StatusCode::ABORTED, "finished early"));
+  });
+  ASSERT_TRUE(WaitFor([&] {
+    raw.Flush();
+    return service_.events.Dones() == kHogs;
+  }));
+  // 128 messages of 64 KiB, then the end: the reactor reads them all and
+  // finishes OK.
+  const uint32_t probe = raw.Start("ClientStream", big, false);
+  ASSERT_NE(probe, 0u);
+  ASSERT_TRUE(raw.Send(probe, big, 127, /*end=*/true));
+  EXPECT_TRUE(WaitFor([&] {
+    raw.Flush();
+    return service_.events.Dones() == kHogs + 1;
+  })) << "the connection stalled";
+  EXPECT_EQ(service_.events.reads_ok.load(), 128);
 }
 
 // ---- grpc++'s client ----
