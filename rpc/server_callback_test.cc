@@ -1233,6 +1233,59 @@ TEST_F(CallbackServerTest, EarlyFinishWithUnreadRequestsFreesTheConnection) {
   EXPECT_EQ(service_.events.reads_ok.load(), 128);
 }
 
+// A reactor's Finish from another thread racing the end of its call: the
+// client's RST_STREAM (TryCancel) or its connection dropped (a TCP reset),
+// started together, many times. Every reactor gets exactly one OnDone (the
+// count; ASan sees a second one touch the deleted reactor), OnCancel at most
+// once, and the server serves on.
+TEST_F(CallbackServerTest, FinishFromAThreadRacesCancelAndConnectionClose) {
+  constexpr int kIterations = 150;
+  for (int i = 0; i < kIterations; ++i) {
+    SCOPED_TRACE(i);
+    const bool drop_connection = i % 3 == 2;
+    ClientContext ctx;
+    std::unique_ptr<RawClient> raw;
+    std::thread client;
+    std::atomic<bool> go{false};
+    if (drop_connection) {
+      raw = std::make_unique<RawClient>(port_);
+      ASSERT_TRUE(raw->connected());
+      ASSERT_TRUE(raw->Start("Echo", Message("hold"), /*end=*/true));
+    } else {
+      client = std::thread([&] {
+        EchoResponse resp;
+        (void)stub_->Echo(WithDeadline(&ctx), Message("hold"), &resp);
+      });
+    }
+    ASSERT_TRUE(WaitFor([&] { return service_.held.size() == 1; }));
+    std::thread ender([&] {
+      while (!go.load()) {
+      }
+      if (drop_connection) {
+        raw->Abort();
+      } else {
+        ctx.TryCancel();
+      }
+    });
+    // Finish from this thread (posted to the loop) as the other one ends
+    // the call.
+    service_.held.ForEach<CallbackEcho::HeldUnary>([&](auto* r) {
+      go = true;
+      r->Finish(Status(StatusCode::ALREADY_EXISTS, "finished"));
+    });
+    ender.join();
+    if (client.joinable()) client.join();
+    ASSERT_TRUE(WaitFor([&] { return service_.events.Dones() == i + 1; }));
+    EXPECT_LE(service_.events.Cancels(), i + 1);
+    EXPECT_EQ(service_.held.size(), 0);
+  }
+  // No second OnDone came meanwhile, and the server still answers.
+  EchoResponse resp;
+  ClientContext after;
+  EXPECT_TRUE(stub_->Echo(WithDeadline(&after), Message("x"), &resp).ok());
+  EXPECT_EQ(service_.events.Dones(), kIterations);
+}
+
 // ---- grpc++'s client ----
 
 TEST_F(CallbackServerTest, GrpcClientAllKinds) {
