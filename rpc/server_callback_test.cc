@@ -1286,6 +1286,68 @@ TEST_F(CallbackServerTest, FinishFromAThreadRacesCancelAndConnectionClose) {
   EXPECT_EQ(service_.events.Dones(), kIterations);
 }
 
+// The connection of live callback calls goes away under them: a client's
+// connection dropped abruptly (a TCP reset) with bidi reactors mid-stream,
+// held unary ones and writers held back by the client's windows, then the
+// server's Shutdown with reactors mid-stream on another connection (bidi
+// streams waiting for requests, writers held back by a client that does not
+// read). Every reactor's OnDone runs exactly once (counted; ASan sees a second
+// one, or a reaction after it, touch the deleted reactor), before Shutdown
+// returns.
+TEST_F(CallbackServerTest, ConnectionGoneWithLiveReactorsEndsEachOnce) {
+  constexpr int kEach = 20;
+  {
+    RawClient raw(port_);
+    ASSERT_TRUE(raw.connected());
+    // Writers held back: this client never consumes what it receives.
+    EchoRequest stream;
+    stream.set_count(1000);
+    stream.set_response_size(64 << 10);
+    for (int i = 0; i < kEach; ++i) {
+      ASSERT_TRUE(raw.Start("Bidi", Message("a"), /*end=*/false));
+      ASSERT_TRUE(raw.Start("Echo", Message("hold"), /*end=*/true));
+      ASSERT_TRUE(raw.Start("ServerStream", stream, /*end=*/true));
+    }
+    ASSERT_TRUE(WaitFor([&] {
+      raw.Flush();
+      return service_.held.size() == kEach &&
+             service_.events.reads_ok.load() == kEach &&
+             service_.events.writes_ok.load() >= 2 * kEach;
+    }));
+    raw.Abort();
+  }
+  ASSERT_TRUE(WaitFor([&] { return service_.events.Dones() == 3 * kEach; }))
+      << service_.events.Dones();
+  EXPECT_EQ(service_.events.Cancels(), 3 * kEach);
+  EXPECT_EQ(service_.held.size(), 0);
+
+  // Mid-stream on our channel when the server shuts down.
+  std::vector<std::unique_ptr<ClientContext>> contexts;
+  std::vector<std::unique_ptr<ClientReaderWriter<EchoRequest, EchoResponse>>>
+      bidis;
+  std::vector<std::unique_ptr<ClientReader<EchoResponse>>> readers;
+  for (int i = 0; i < kEach; ++i) {
+    contexts.push_back(std::make_unique<ClientContext>());
+    bidis.push_back(stub_->Bidi(WithDeadline(contexts.back().get())));
+    ASSERT_TRUE(bidis.back()->Write(Message("b")));
+    EchoResponse resp;
+    ASSERT_TRUE(bidis.back()->Read(&resp));
+    EchoRequest big;
+    big.set_count(1000);
+    big.set_response_size(64 << 10);
+    contexts.push_back(std::make_unique<ClientContext>());
+    readers.push_back(
+        stub_->ServerStream(WithDeadline(contexts.back().get()), big));
+    ASSERT_TRUE(readers.back()->Read(&resp));  // Its reactor runs.
+  }
+  const int before = service_.events.Dones();
+  server_->Shutdown(absl::Now());
+  EXPECT_EQ(service_.events.Dones(), before + 2 * kEach);
+  for (auto& b : bidis) EXPECT_FALSE(b->Finish().ok());
+  for (auto& r : readers) EXPECT_FALSE(r->Finish().ok());
+  EXPECT_EQ(service_.events.Dones(), before + 2 * kEach);
+}
+
 // ---- grpc++'s client ----
 
 TEST_F(CallbackServerTest, GrpcClientAllKinds) {
