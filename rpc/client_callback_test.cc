@@ -1147,6 +1147,97 @@ TEST_P(ClientCallbackTest, RemoveHoldWithoutAHoldIsReported) {
   EXPECT_EQ(log.events.size(), 1u);  // The read's reaction, ok or not.
 }
 
+// Writes and reads 16 KiB messages until the call ends; every reaction
+// after OnDone (or after the status was delivered) is counted in the log.
+class BidiPump final : public ClientBidiReactor<EchoRequest, EchoResponse> {
+ public:
+  struct Shared {
+    std::atomic<bool> ended{false};
+    std::atomic<int> late_reactions{0};
+    std::atomic<int> starts{0};
+    std::atomic<int> write_reactions{0};
+    absl::Notification done;
+  };
+  BidiPump(EchoService::Stub* stub, absl::Duration deadline, Shared* shared)
+      : shared_(shared) {
+    ctx_.set_deadline(absl::Now() + deadline);
+    stub->async()->Bidi(&ctx_, this);
+    req_.set_message(std::string(16 << 10, 'p'));
+    Write();
+    StartRead(&resp_);
+    StartCall();
+  }
+  void Cancel() { ctx_.TryCancel(); }
+  void OnReadDone(bool ok) override {
+    if (shared_->ended.load()) ++shared_->late_reactions;
+    if (ok) StartRead(&resp_);
+  }
+  void OnWriteDone(bool ok) override {
+    if (shared_->ended.load()) ++shared_->late_reactions;
+    ++shared_->write_reactions;
+    if (ok) Write();
+  }
+  void OnDone(const Status& /*s*/) override {
+    Shared* shared = shared_;
+    shared->ended.store(true);
+    delete this;
+    shared->done.Notify();
+  }
+
+ private:
+  void Write() {
+    ++shared_->starts;
+    StartWrite(&req_);
+  }
+  ClientContext ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  Shared* const shared_;
+};
+
+// Write credit released on an inline runner (a blocking call's thread on the
+// same channel flushing the connection) is posted to the loop: it must never
+// turn into an OnWriteDone after the status (OnDone). Streams kept busy
+// writing while another thread makes blocking calls on the channel end by
+// their deadline (a different one each time) or by a cancel from a thread:
+// every write gets exactly one OnWriteDone, none after OnDone (the reactor
+// is deleted there: ASan also sees a late one).
+TEST_P(ClientCallbackTest, WriteCreditNeverReactsAfterTheStatus) {
+  std::atomic<bool> stop{false};
+  std::thread blocking([&] {
+    while (!stop.load()) {
+      ClientContext ctx;
+      ctx.set_deadline(absl::Now() + absl::Seconds(10));
+      EchoRequest req;
+      req.set_message(std::string(8 << 10, 'b'));
+      EchoResponse resp;
+      (void)stub_->Echo(&ctx, req, &resp);
+    }
+  });
+  constexpr int kIterations = 40;
+  for (int i = 0; i < kIterations; ++i) {
+    SCOPED_TRACE(i);
+    BidiPump::Shared shared;
+    const bool cancel = i % 2 == 1;
+    auto* pump = new BidiPump(
+        stub_.get(), cancel ? absl::Seconds(30) : absl::Milliseconds(5 + i),
+        &shared);
+    if (cancel) {
+      ASSERT_TRUE(WaitUntil([&] { return shared.write_reactions.load() > i; },
+                            absl::Seconds(30)));
+      pump->Cancel();  // Alive: its OnDone needs the cancel or the deadline.
+    }
+    ASSERT_TRUE(shared.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_EQ(shared.late_reactions.load(), 0);
+    EXPECT_EQ(shared.write_reactions.load(), shared.starts.load());
+    // Whatever was posted for the call has run by the next round trip.
+    RoundTrip();
+    EXPECT_EQ(shared.late_reactions.load(), 0);
+  }
+  stop = true;
+  blocking.join();
+}
+
 INSTANTIATE_TEST_SUITE_P(Peers, ClientCallbackTest,
                          ::testing::Values(Peer::kOurs, Peer::kGrpc),
                          [](const ::testing::TestParamInfo<Peer>& info) {
