@@ -172,12 +172,42 @@ bool ClientCall::Read(transport::SliceBuffer* payload) {
   return r == CallCore::ReadResult::kMessage;
 }
 
+void ClientCall::PollUntil(absl::FunctionRef<bool()> done) {
+  // A blocking call only (an async call's caller does not wait), with its
+  // loop; CoPollUntil declines on a loop thread (a reaction that reads the
+  // status it has already).
+  if (async_ || loop_ == nullptr) return;
+  const absl::Duration spin = loop_->busy_poll();
+  const absl::Time spin_end = spin > absl::ZeroDuration()
+                                  ? absl::Now() + spin
+                                  : absl::InfinitePast();
+  for (;;) {
+    const transport::EventLoop::CoPollResult r =
+        loop_->CoPollUntil(done, deadline_);
+    if (r == transport::EventLoop::CoPollResult::kDone ||
+        r == transport::EventLoop::CoPollResult::kTimedOut) {
+      return;
+    }
+    // The loop thread runs (or spins, busy-poll) and completes the call:
+    // a busy-poll channel's caller spins for the status too, up to the
+    // budget, then sleeps.
+    if (done() || absl::Now() >= spin_end) return;
+  }
+}
+
 void ClientCall::WaitForInitialMetadata() {
+  PollUntil([this] {
+    return initial_or_status_.load(std::memory_order_acquire);
+  });
   absl::MutexLock lock(&mu_);
   while (!has_initial_ && !has_status_) cv_.Wait(&mu_);
 }
 
 Status ClientCall::Finish(Metadata* initial, Metadata* trailing) {
+  // The caller drives the loop while it waits: the response's read handler
+  // then completes the call on this thread, one wake-up (the caller's)
+  // instead of two (rpc/README.md, "Threading model").
+  PollUntil([this] { return status_set_.load(std::memory_order_acquire); });
   absl::MutexLock lock(&mu_);
   while (!has_status_) cv_.Wait(&mu_);
   if (initial != nullptr) *initial = initial_;
@@ -258,15 +288,10 @@ void ClientCall::LoopReleaseWriteCredit() {
   }
   loop_inflight_ = 0;
   if (done_loop_) return;
-  if (transport::EventLoop::RunningInline()) {
-    // Reactions never run on an inline runner (another call's blocking
-    // caller, whose flush released this credit): the loop's thread.
-    loop_->Post([self = shared_from_this()] {
-      if (!self->done_loop_) self->observer_->LoopOnWriteCredit();
-    });
-    return;
-  }
-  observer_->LoopOnWriteCredit();
+  // Not after the status (the write's reaction comes with it then).
+  LoopNotify([this](ClientCallObserver* o) {
+    if (!done_loop_) o->LoopOnWriteCredit();
+  });
 }
 
 void ClientCall::LoopStart(ClientTransport* transport) {
@@ -393,9 +418,12 @@ void ClientCall::LoopOnHeaders(const hpack::HeaderList& headers,
     absl::MutexLock lock(&mu_);
     ParseMetadata(headers, &initial_);
     has_initial_ = true;
+    initial_or_status_.store(true, std::memory_order_release);
     cv_.SignalAll();
   }
-  if (observer_ != nullptr) observer_->LoopOnInitialMetadata();
+  if (observer_ != nullptr) {
+    LoopNotify([](ClientCallObserver* o) { o->LoopOnInitialMetadata(); });
+  }
 }
 
 void ClientCall::LoopOnTrailers(const hpack::HeaderList& trailers) {
@@ -491,7 +519,9 @@ void ClientCall::LoopOnData(transport::Slice data) {
       continue;
     }
     rx_queued_ += payload.size() + 5;
-    observer_->LoopOnMessage(std::move(payload));
+    LoopNotify([payload = std::move(payload)](ClientCallObserver* o) mutable {
+      o->LoopOnMessage(std::move(payload));
+    });
     if (done_loop_) return;
   }
   if (cardinality_violated() && deframer_.buffered_bytes() > 0) {
@@ -632,6 +662,8 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
     status_ = std::move(status);
     trailing_ = std::move(trailing);
     has_status_ = true;
+    status_set_.store(true, std::memory_order_release);
+    initial_or_status_.store(true, std::memory_order_release);
     cv_.SignalAll();
   }
   if (on_done_) {
@@ -654,13 +686,28 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   }
   if (observer_ != nullptr) {
     // Last: its reactions may end every other reference to the call.
-    std::shared_ptr<ClientCall> keep = shared_from_this();
-    if (transport::EventLoop::RunningInline()) {
-      loop_->Post([keep, clean] { keep->observer_->LoopOnStatus(clean); });
-      return;
-    }
-    observer_->LoopOnStatus(clean);
+    LoopNotify([clean](ClientCallObserver* o) { o->LoopOnStatus(clean); });
   }
+}
+
+template <typename F>
+void ClientCall::LoopNotify(F f) {
+  // Reactions never run on an inline runner or a co-poller (another call's
+  // blocking caller or sync handler, maybe holding a user lock, whose task
+  // or read handler made them due): the loop's own thread runs them. Once
+  // one is posted, the call's later ones are posted too until it ran, so
+  // they keep their order (a message posted from a co-poller, then the
+  // trailers read by the loop thread: OnReadDone before OnDone).
+  std::shared_ptr<ClientCall> keep = shared_from_this();
+  if (!transport::EventLoop::RunningInline() && observer_posted_ == 0) {
+    f(observer_);
+    return;
+  }
+  ++observer_posted_;
+  loop_->Post([keep = std::move(keep), f = std::move(f)]() mutable {
+    --keep->observer_posted_;
+    if (keep->observer_ != nullptr) f(keep->observer_);
+  });
 }
 
 }  // namespace internal

@@ -55,6 +55,7 @@
 #ifndef RPC_INTERNAL_CLIENT_CALL_H_
 #define RPC_INTERNAL_CLIENT_CALL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,6 +63,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "hpack/header_list.h"
@@ -257,6 +259,16 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
     bool end = false;
   };
   void Post(transport::EventLoop::Task task);
+  // A blocking caller's wait for `done` (a flag the loop sets): drives the
+  // loop on this thread while it sleeps (EventLoop::CoPollUntil), spinning
+  // for up to a busy-poll channel's budget when the loop is awake. Returns
+  // when done, or when the loop thread took over (then wait on cv_).
+  void PollUntil(absl::FunctionRef<bool()> done);
+  // Loop: runs `f(observer_)` now, or posted to the loop's thread when this
+  // is an inline runner or a co-poller, or when earlier ones of this call
+  // are still posted (order kept).
+  template <typename F>
+  void LoopNotify(F f);
   // A request message framed for the stream (compressed unless
   // `no_compression`), or why it cannot be sent (over the max send size,
   // compression error). Uses the compressor: the thread that writes.
@@ -330,12 +342,18 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   size_t rx_queued_ = 0;
   size_t rx_owed_ = 0;
   size_t loop_inflight_ = 0;
+  // Observer notifications posted and not yet run (LoopNotify).
+  int observer_posted_ = 0;
 
   // Shared.
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
   bool has_initial_ ABSL_GUARDED_BY(mu_) = false;
   bool has_status_ ABSL_GUARDED_BY(mu_) = false;
+  // has_status_, and has_initial_ || has_status_, for a co-polling caller
+  // (read with the loop's run lock held: no mu_ there).
+  std::atomic<bool> status_set_{false};
+  std::atomic<bool> initial_or_status_{false};
   Metadata initial_ ABSL_GUARDED_BY(mu_);
   Metadata trailing_ ABSL_GUARDED_BY(mu_);
   Status status_ ABSL_GUARDED_BY(mu_);

@@ -20,6 +20,9 @@ namespace {
 
 constexpr size_t kInitialEvents = 64;
 constexpr size_t kMaxEvents = 4096;
+// A co-poller's own event array (CoPollUntil): events beyond it stay ready,
+// and epoll wakes the loop thread for them.
+constexpr int kCoPollEvents = 32;
 // Rebuild the timer heap when cancelled entries outnumber live ones by this.
 constexpr size_t kCompactSlack = 64;
 
@@ -163,23 +166,131 @@ bool EventLoop::RunInlineOrPost(Task task) {
   task();
   RunDeferred();
   in_iteration_ = false;
-  DropCancelledTop();
-  // A timer due before the loop's sleep ends must wake it at its deadline:
-  // the alarm does, with no wake-up now (a call's deadline timer is usually
-  // cancelled long before). Only ever moved earlier while the loop sleeps.
-  bool wake = false;
-  if (!timer_heap_.empty() && timer_heap_.front().deadline < sleep_until_ &&
-      timer_heap_.front().deadline < alarm_deadline_) {
-    if (manual_clock_ || !SetAlarm(timer_heap_.front().deadline)) {
-      wake = true;
-    }
-  }
+  const bool wake = ArmAlarmForEarlierTimer();
   t_inline_loop = nullptr;
   owner_.store(loop_thread, std::memory_order_relaxed);
   // Before the unlock: once released, the loop may be stopped and destroyed.
   if (wake) Wake();
   run_mu_.Unlock();
   return true;
+}
+
+bool EventLoop::ArmAlarmForEarlierTimer() {
+  run_mu_.AssertHeld();
+  DropCancelledTop();
+  // A timer due before the loop's sleep ends must wake it at its deadline:
+  // the alarm does, with no wake-up now (a call's deadline timer is usually
+  // cancelled long before). Only ever moved earlier while the loop sleeps.
+  if (!timer_heap_.empty() && timer_heap_.front().deadline < sleep_until_ &&
+      timer_heap_.front().deadline < alarm_deadline_) {
+    if (manual_clock_ || !SetAlarm(timer_heap_.front().deadline)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+EventLoop::CoPollResult EventLoop::CoPollUntil(absl::FunctionRef<bool()> done,
+                                               absl::Time deadline) {
+  if (manual_clock_ || Current() != nullptr || IsInLoopThread() ||
+      !run_mu_.TryLock()) {
+    return CoPollResult::kNotPolled;
+  }
+  // Published before the idle test (seq_cst, as the loop thread's
+  // yield_requested_ store and copolling_ load in WaitReleased): either the
+  // loop thread sees us and kicks, or we see its request and yield.
+  copolling_.store(true);
+  // RunInlineOrPost's idle test: the loop sleeps in Run() with nothing to do.
+  bool idle = sleeping_ && asleep_.load(std::memory_order_acquire) &&
+              deferred_.empty() && !yield_requested_.load();
+  if (idle) {
+    absl::MutexLock lock(&mu_);
+    idle = posted_.empty();
+  }
+  if (!idle) {
+    copolling_.store(false);
+    run_mu_.Unlock();
+    return CoPollResult::kNotPolled;
+  }
+  const std::thread::id loop_thread = owner_.load(std::memory_order_relaxed);
+  BindToCurrentThread();
+  t_inline_loop = this;
+  const int64_t busy_poll_ns = busy_poll_ns_.load(std::memory_order_relaxed);
+  Clock::time_point last_work = Clock::now();
+  epoll_event events[kCoPollEvents];
+  CoPollResult result = CoPollResult::kYielded;
+  bool wake = false;  // The loop thread has work: kick it on the way out.
+  for (;;) {
+    if (done()) {
+      result = CoPollResult::kDone;
+      break;
+    }
+    // The loop thread is awake and waits for the run lock.
+    if (yield_requested_.load()) break;
+    int timeout_ms = -1;
+    if (busy_poll_ns > 0 &&
+        Clock::now() - last_work < std::chrono::nanoseconds(busy_poll_ns)) {
+      timeout_ms = 0;  // Busy-poll, as Run() would after work.
+    } else if (deadline != absl::InfiniteFuture()) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        result = CoPollResult::kTimedOut;
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<int64_t>(
+          absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
+          24 * 3600 * 1000));
+    }
+    const int n = epoll_wait(epoll_fd_, events, kCoPollEvents, timeout_ms);
+    now_ = ReadClock();
+    in_iteration_ = true;
+    int handled = 0;
+    for (int i = 0; i < n; ++i) {
+      Watcher* w = static_cast<Watcher*>(events[i].data.ptr);
+      if (w == wake_watcher_.get()) {
+        // Posted tasks, Stop, or the loop thread's kick: the loop thread's
+        // work. Not drained: the kick on the way out makes a new edge.
+        wake = true;
+        continue;
+      }
+      if (w == alarm_watcher_.get()) {
+        uint64_t expirations;
+        while (read(alarm_fd_, &expirations, sizeof(expirations)) < 0 &&
+               errno == EINTR) {
+        }
+        wake = true;  // A timer is due: the loop thread runs it.
+        continue;
+      }
+      // Unwatched earlier in this round. Unwatched watchers are freed only
+      // at the end of a loop-thread iteration (retired_watchers_), never
+      // here: the loop thread's own epoll_wait may have returned events that
+      // point at them.
+      if (!w->active) continue;
+      w->handler(events[i].events);
+      ++handled;
+    }
+    RunDeferred();
+    in_iteration_ = false;
+    if (ArmAlarmForEarlierTimer()) wake = true;
+    if (handled > 0) last_work = Clock::now();
+    if (wake) break;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!posted_.empty()) {
+        // A handler posted (work for the loop's own thread): it runs there.
+        wake = true;
+        break;
+      }
+    }
+  }
+  t_inline_loop = nullptr;
+  owner_.store(loop_thread, std::memory_order_relaxed);
+  copolling_.store(false);
+  // A loop thread that asked us to yield is awake already. Before the
+  // unlock: once released, the loop may be stopped and destroyed.
+  if (wake && !yield_requested_.load()) Wake();
+  run_mu_.Unlock();
+  return result;
 }
 
 bool EventLoop::SetAlarm(Clock::time_point deadline) {
@@ -315,7 +426,17 @@ int EventLoop::WaitReleased(int timeout_ms) {
   // At once, before the lock: an inline runner that takes it now (a TryLock
   // ignores waiters) must not barge ahead of a loop that has events.
   asleep_.store(false, std::memory_order_release);
-  run_mu_.Lock();
+  if (!run_mu_.TryLock()) {
+    // An inline runner (short) or a co-poller (CoPollUntil, maybe asleep in
+    // epoll_wait with the lock) holds it. Ask it to yield, and kick it out of
+    // epoll_wait: we are out of ours, so the eventfd's edge goes to it. It
+    // checks the request before every epoll_wait (the seq_cst pair with
+    // copolling_: either we see it there, or it sees our request).
+    yield_requested_.store(true);
+    if (copolling_.load()) Wake();
+    run_mu_.Lock();
+  }
+  yield_requested_.store(false, std::memory_order_relaxed);
   sleeping_ = false;
   // The loop recomputes its sleep from its timers from now on: an alarm
   // still armed only fires once, harmlessly.

@@ -131,6 +131,30 @@ class EventLoop {
   // The task must not block; the caller must hold no lock that loop work
   // takes. Returns true when it ran inline.
   bool RunInlineOrPost(Task task);
+  // What CoPollUntil did.
+  enum class CoPollResult {
+    kNotPolled,  // The loop is not asleep in Run() (or this thread runs a
+                 // loop, or the clock is manual): wait as before.
+    kDone,       // done() became true.
+    kYielded,    // The loop thread has work (posted tasks, a timer, events
+                 // it got itself, Stop): it runs it; done() was false.
+    kTimedOut,   // `deadline` passed; done() was false.
+  };
+  // The co-poller. From a thread that runs no loop, waiting for something
+  // the loop's work produces (a blocking call's status): while the loop
+  // sleeps in Run() with nothing to do, polls its epoll set on the calling
+  // thread, holding the run lock, and runs the I/O handlers it gets and the
+  // deferred work they produce there, as RunInlineOrPost runs its task
+  // (IsInLoopThread() and RunningInline() are true meanwhile), until `done()`
+  // (checked before every poll, with the run lock held: it must only read a
+  // flag) or `deadline`. It never runs timers or posted tasks: when those
+  // are due, or the loop thread woke for events of its own, it releases the
+  // loop to its thread (kYielded). Busy-poll loops (SetBusyPoll): it polls
+  // without sleeping for up to the budget after the last events. The file
+  // comment, "The run lock", says why the loop thread is never stuck behind
+  // it.
+  CoPollResult CoPollUntil(absl::FunctionRef<bool()> done,
+                           absl::Time deadline);
   // Run() polls instead of sleeping for up to `budget` after its last
   // iteration with work (the file comment); zero (the default) turns it off.
   void SetBusyPoll(absl::Duration budget);
@@ -236,6 +260,10 @@ class EventLoop {
   int RunIteration(absl::Duration max_wait, bool release_run_lock);
   // epoll_wait, releasing the run lock while it sleeps.
   int WaitReleased(int timeout_ms);
+  // Inline runner or co-poller, run lock held: arms the alarm for the
+  // earliest timer when it is due before the loop's sleep ends; true when
+  // the loop must be woken instead (no timerfd, manual clock).
+  bool ArmAlarmForEarlierTimer();
   // Arms the alarm (a timerfd in the epoll set) for `deadline`; false when
   // the timerfd would not.
   bool SetAlarm(Clock::time_point deadline);
@@ -275,6 +303,11 @@ class EventLoop {
   // Run() is inside epoll_wait: cleared as soon as it returns, before Run()
   // retakes the run lock (sleeping_ is cleared only then).
   std::atomic<bool> asleep_{false};
+  // A co-poller holds the run lock (CoPollUntil); the loop thread, awake
+  // and waiting for the run lock, asks whoever holds it to yield. Both
+  // seq_cst (a Dekker pair: the file comment).
+  std::atomic<bool> copolling_{false};
+  std::atomic<bool> yield_requested_{false};
   Clock::time_point sleep_until_ ABSL_GUARDED_BY(run_mu_);
   // The alarm is armed for this (max: not since the loop last woke).
   Clock::time_point alarm_deadline_ ABSL_GUARDED_BY(run_mu_) =
