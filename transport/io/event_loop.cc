@@ -225,18 +225,21 @@ EventLoop::CoPollResult EventLoop::CoPollUntil(absl::FunctionRef<bool()> done,
       result = CoPollResult::kDone;
       break;
     }
+    absl::Duration left = absl::InfiniteDuration();
+    if (deadline != absl::InfiniteFuture()) {
+      left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        result = CoPollResult::kTimedOut;
+        break;
+      }
+    }
     // The loop thread is awake and waits for the run lock.
     if (yield_requested_.load()) break;
     int timeout_ms = -1;
     if (busy_poll_ns > 0 &&
         Clock::now() - last_work < std::chrono::nanoseconds(busy_poll_ns)) {
       timeout_ms = 0;  // Busy-poll, as Run() would after work.
-    } else if (deadline != absl::InfiniteFuture()) {
-      const absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) {
-        result = CoPollResult::kTimedOut;
-        break;
-      }
+    } else if (left != absl::InfiniteDuration()) {
       timeout_ms = static_cast<int>(std::min<int64_t>(
           absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
           24 * 3600 * 1000));
@@ -449,6 +452,7 @@ int EventLoop::WaitReleased(int timeout_ms) {
 
 int EventLoop::RunIteration(absl::Duration max_wait, bool release_run_lock) {
   BindToCurrentThread();
+  iterations_.fetch_add(1, std::memory_order_relaxed);
   int timeout_ms = ComputeTimeoutMs(max_wait);
   const int64_t busy_poll_ns = busy_poll_ns_.load(std::memory_order_relaxed);
   if (timeout_ms != 0 && busy_poll_ns > 0 && !manual_clock_ &&

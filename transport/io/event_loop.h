@@ -174,6 +174,11 @@ class EventLoop {
   // not run there: post it to Current() instead (it runs on the loop's own
   // thread).
   static bool RunningInline();
+  // Iterations the loop's own thread ran (Run, RunOnce): for tests (a
+  // co-poller's events wake no iteration).
+  uint64_t iterations() const {
+    return iterations_.load(std::memory_order_relaxed);
+  }
   bool IsInLoopThread() const {
     return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
@@ -281,6 +286,7 @@ class EventLoop {
   Clock::time_point manual_now_;  // Loop thread; with manual_clock_ only.
   std::atomic<std::thread::id> owner_;
   std::atomic<bool> stop_requested_{false};
+  std::atomic<uint64_t> iterations_{0};
 
   // Loop-thread state.
   Clock::time_point now_;

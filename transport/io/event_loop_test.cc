@@ -2,14 +2,17 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -695,6 +698,317 @@ TEST(EventLoopInlineTest, NeverTwoRunnersAndPostsKeepTheirOrder) {
 }
 
 using ::transport::testing::ProcessCpu;
+
+// ---- The co-poller (CoPollUntil) ----
+
+// The kernel facts the co-poller relies on, checked on this machine's kernel
+// (6.18) with two threads sleeping in epoll_wait on one epoll fd and one
+// eventfd write, 2,000 times: exactly one waiter wakes (exclusive), always the
+// one that started waiting last (LIFO). The tests below wait until the thread
+// that should get an event sleeps in epoll_wait before they make it.
+
+using ::transport::testing::WaitUntil;
+
+pid_t ThreadId() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+// True once thread `tid` of this process sleeps in epoll_wait (its syscall
+// file names epoll_wait or epoll_pwait, its state is S); false after kWait.
+bool WaitInEpollWait(pid_t tid) {
+  const std::string dir = "/proc/self/task/" + std::to_string(tid);
+  return WaitUntil(
+      [&] {
+        std::string syscall_line, stat;
+        if (FILE* f = std::fopen((dir + "/syscall").c_str(), "r")) {
+          char buf[64] = {0};
+          if (std::fgets(buf, sizeof(buf), f) != nullptr) syscall_line = buf;
+          std::fclose(f);
+        }
+        if (FILE* f = std::fopen((dir + "/stat").c_str(), "r")) {
+          char buf[512] = {0};
+          if (std::fgets(buf, sizeof(buf), f) != nullptr) stat = buf;
+          std::fclose(f);
+        }
+        const size_t paren = stat.rfind(')');
+        const bool sleeping = paren != std::string::npos &&
+                              paren + 2 < stat.size() && stat[paren + 2] == 'S';
+        const int nr = std::atoi(syscall_line.c_str());
+        return sleeping && (nr == SYS_epoll_wait || nr == SYS_epoll_pwait);
+      },
+      kWait);
+}
+
+// A loop run by Run() on its own thread, and an eventfd it watches.
+struct CoPollFixture {
+  std::unique_ptr<EventLoopThread> thread;
+  EventLoop* loop = nullptr;
+  pid_t loop_tid = 0;
+  std::thread::id loop_id;
+  int fd = -1;
+  std::atomic<int> events{0};
+  std::thread::id handler_ran_on;
+  std::function<void()> on_event;  // Runs in the handler.
+
+  bool Start() {
+    auto t = EventLoopThread::Start("test-loop");
+    if (!t.ok()) return false;
+    thread = *std::move(t);
+    loop = thread->loop();
+    fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    absl::Notification done;
+    loop->Post([&] {
+      loop_tid = ThreadId();
+      loop_id = std::this_thread::get_id();
+      EXPECT_TRUE(loop->Watch(fd, EPOLLIN, [this](uint32_t) {
+                    uint64_t v;
+                    while (read(fd, &v, sizeof(v)) > 0) {
+                    }
+                    handler_ran_on = std::this_thread::get_id();
+                    if (on_event) on_event();
+                    events.fetch_add(1);
+                  }).ok());
+      done.Notify();
+    });
+    return done.WaitForNotificationWithTimeout(kWait) &&
+           WaitInEpollWait(loop_tid);
+  }
+  void Signal() const {
+    uint64_t one = 1;
+    EXPECT_EQ(write(fd, &one, sizeof(one)), 8);
+  }
+  ~CoPollFixture() {
+    if (loop != nullptr) {
+      absl::Notification done;
+      loop->Post([&] {
+        (void)loop->Unwatch(fd);
+        done.Notify();
+      });
+      done.WaitForNotificationWithTimeout(kWait);
+    }
+    thread.reset();
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Runs `action` on another thread once the calling thread sleeps in
+// epoll_wait (the co-poller's).
+std::thread WhenPolling(std::function<void()> action) {
+  const pid_t me = ThreadId();
+  return std::thread([me, action = std::move(action)] {
+    EXPECT_TRUE(WaitInEpollWait(me));
+    action();
+  });
+}
+
+TEST(EventLoopCoPollTest, TheCoPollerGetsTheEventAndTheLoopThreadSleeps) {
+  CoPollFixture f;
+  ASSERT_TRUE(f.Start());
+  const uint64_t iterations = f.loop->iterations();
+  std::thread signaller = WhenPolling([&] { f.Signal(); });
+  const EventLoop::CoPollResult r = f.loop->CoPollUntil(
+      [&] { return f.events.load() > 0; }, absl::Now() + kWait);
+  signaller.join();
+  EXPECT_EQ(r, EventLoop::CoPollResult::kDone);
+  EXPECT_EQ(f.handler_ran_on, std::this_thread::get_id());
+  // No wake-up of the loop thread: it is still in the iteration it slept in.
+  EXPECT_EQ(f.loop->iterations(), iterations);
+  EXPECT_FALSE(f.loop->IsInLoopThread());
+  EXPECT_EQ(EventLoop::Current(), nullptr);
+  // The loop is its thread's again.
+  f.Signal();
+  ASSERT_TRUE(WaitUntil([&] { return f.events.load() == 2; }, kWait));
+  EXPECT_EQ(f.handler_ran_on, f.loop_id);
+}
+
+TEST(EventLoopCoPollTest, TheHandlerRunsAsTheLoopInline) {
+  CoPollFixture f;
+  ASSERT_TRUE(f.Start());
+  bool in_loop = false, inline_runner = false, deferred = false;
+  f.on_event = [&] {
+    in_loop = f.loop->IsInLoopThread();
+    inline_runner = EventLoop::RunningInline();
+    f.loop->Defer([&] { deferred = true; });
+  };
+  std::thread signaller = WhenPolling([&] { f.Signal(); });
+  // Deferred work the handler made runs before done() is checked again.
+  EXPECT_EQ(f.loop->CoPollUntil([&] { return deferred; }, absl::Now() + kWait),
+            EventLoop::CoPollResult::kDone);
+  signaller.join();
+  EXPECT_TRUE(in_loop);
+  EXPECT_TRUE(inline_runner);
+  EXPECT_FALSE(EventLoop::RunningInline());
+}
+
+TEST(EventLoopCoPollTest, APostedTaskRunsOnTheLoopThread) {
+  CoPollFixture f;
+  ASSERT_TRUE(f.Start());
+  std::atomic<bool> ran{false};
+  std::thread::id ran_on;
+  std::thread poster = WhenPolling([&] {
+    f.loop->Post([&] {
+      ran_on = std::this_thread::get_id();
+      ran.store(true);
+    });
+  });
+  const EventLoop::CoPollResult r =
+      f.loop->CoPollUntil([&] { return ran.load(); }, absl::Now() + kWait);
+  poster.join();
+  EXPECT_EQ(r, EventLoop::CoPollResult::kYielded);
+  ASSERT_TRUE(WaitUntil([&] { return ran.load(); }, kWait));
+  EXPECT_EQ(ran_on, f.loop_id);
+}
+
+TEST(EventLoopCoPollTest, ATimerArmedWhileCoPollingFiresOnTheLoopThread) {
+  CoPollFixture f;
+  ASSERT_TRUE(f.Start());
+  std::atomic<bool> fired{false};
+  std::thread::id fired_on;
+  // Armed by the handler on the co-poller; the loop thread sleeps without a
+  // timeout: the alarm reaches the co-poller, which hands the loop back.
+  f.on_event = [&] {
+    f.loop->RunAfter(absl::Milliseconds(1), [&] {
+      fired_on = std::this_thread::get_id();
+      fired.store(true);
+    });
+  };
+  std::thread signaller = WhenPolling([&] { f.Signal(); });
+  const EventLoop::CoPollResult r =
+      f.loop->CoPollUntil([&] { return fired.load(); }, absl::Now() + kWait);
+  signaller.join();
+  EXPECT_EQ(r, EventLoop::CoPollResult::kYielded);
+  ASSERT_TRUE(WaitUntil([&] { return fired.load(); }, kWait));
+  EXPECT_EQ(fired_on, f.loop_id);
+}
+
+TEST(EventLoopCoPollTest, ALoopThreadThatWakesIsNotStuckBehindTheCoPoller) {
+  CoPollFixture f;
+  ASSERT_TRUE(f.Start());
+  std::atomic<bool> fired{false};
+  std::thread::id fired_on;
+  // A timer of the loop thread's own (its epoll_wait times out for it, no
+  // fd): it wakes while the co-poller sleeps in epoll_wait with the run lock
+  // and no deadline of its own before kWait.
+  absl::Notification armed;
+  f.loop->Post([&] {
+    f.loop->RunAfter(absl::Milliseconds(50), [&] {
+      fired_on = std::this_thread::get_id();
+      fired.store(true);
+    });
+    armed.Notify();
+  });
+  ASSERT_TRUE(armed.WaitForNotificationWithTimeout(kWait));
+  ASSERT_TRUE(WaitInEpollWait(f.loop_tid));
+  EventLoop::CoPollResult r = EventLoop::CoPollResult::kNotPolled;
+  while (r == EventLoop::CoPollResult::kNotPolled && !fired.load()) {
+    r = f.loop->CoPollUntil([&] { return fired.load(); }, absl::Now() + kWait);
+  }
+  // Yielded at the loop thread's request, long before kWait.
+  EXPECT_NE(r, EventLoop::CoPollResult::kTimedOut);
+  ASSERT_TRUE(WaitUntil([&] { return fired.load(); }, kWait));
+  EXPECT_EQ(fired_on, f.loop_id);
+}
+
+TEST(EventLoopCoPollTest, StopWhileCoPolling) {
+  auto loop = NewLoop();
+  pid_t loop_tid = 0;
+  std::thread runner([&] {
+    loop_tid = ThreadId();
+    loop->Run();
+  });
+  ASSERT_TRUE(WaitUntil([&] { return loop_tid != 0; }, kWait));
+  ASSERT_TRUE(WaitInEpollWait(loop_tid));
+  std::thread stopper = WhenPolling([&] { loop->Stop(); });
+  const EventLoop::CoPollResult r =
+      loop->CoPollUntil([] { return false; }, absl::Now() + kWait);
+  stopper.join();
+  EXPECT_EQ(r, EventLoop::CoPollResult::kYielded);
+  runner.join();  // Run() returned: the loop thread got the Stop.
+}
+
+TEST(EventLoopCoPollTest, ALoopDrivenByRunUntilNeverCoPolls) {
+  auto loop = NewLoop();
+  std::atomic<bool> running{false}, stop{false};
+  std::thread runner([&] {
+    loop->Post([&] { running.store(true); });
+    loop->RunUntil([&] { return stop.load(); }, kWait);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return running.load(); }, kWait));
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(loop->CoPollUntil([] { return false; }, absl::Now() + kWait),
+              EventLoop::CoPollResult::kNotPolled);
+  }
+  stop.store(true);
+  loop->Post([] {});
+  runner.join();
+}
+
+TEST(EventLoopCoPollTest, OnTheLoopThreadItDoesNotPoll) {
+  CoPollFixture f;
+  ASSERT_TRUE(f.Start());
+  absl::Notification done;
+  f.loop->Post([&] {
+    EXPECT_EQ(f.loop->CoPollUntil([] { return false; }, absl::Now() + kWait),
+              EventLoop::CoPollResult::kNotPolled);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+}
+
+TEST(EventLoopCoPollTest, UnwatchWhileCoPollingFreesNothingInUse) {
+  // Two fds whose handlers each unwatch and close the other: whichever runs
+  // first (on the co-poller) removes the other, whose event may be in the
+  // same epoll_wait's array (asan: no use after free).
+  CoPollFixture f;
+  ASSERT_TRUE(f.Start());
+  int other = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  std::atomic<int> ran{0};
+  absl::Notification watched;
+  f.on_event = [&] {
+    if (other >= 0 && f.loop->Unwatch(other).ok()) {
+      close(other);
+      other = -1;
+    }
+  };
+  f.loop->Post([&] {
+    EXPECT_TRUE(f.loop->Watch(other, EPOLLIN, [&](uint32_t) {
+                  ran.fetch_add(1);
+                  EXPECT_TRUE(f.loop->Unwatch(f.fd).ok());
+                }).ok());
+    watched.Notify();
+  });
+  ASSERT_TRUE(watched.WaitForNotificationWithTimeout(kWait));
+  ASSERT_TRUE(WaitInEpollWait(f.loop_tid));
+  const int other_fd = other;
+  std::thread signaller = WhenPolling([&] {
+    uint64_t one = 1;
+    EXPECT_EQ(write(other_fd, &one, sizeof(one)), 8);
+    f.Signal();
+  });
+  const EventLoop::CoPollResult r = f.loop->CoPollUntil(
+      [&] { return ran.load() + f.events.load() > 0; }, absl::Now() + kWait);
+  signaller.join();
+  // kYielded when the loop thread, woken by the second write, took both
+  // events before the co-poller ran (then it ran the handlers).
+  EXPECT_TRUE(r == EventLoop::CoPollResult::kDone ||
+              r == EventLoop::CoPollResult::kYielded);
+  ASSERT_TRUE(
+      WaitUntil([&] { return ran.load() + f.events.load() > 0; }, kWait));
+  // The loop thread frees the retired watcher in its next iteration.
+  absl::Notification later;
+  f.loop->Post([&] { later.Notify(); });
+  ASSERT_TRUE(later.WaitForNotificationWithTimeout(kWait));
+  // Exactly one of the two ran, the other was unwatched before its turn (or
+  // before its event came).
+  EXPECT_EQ(ran.load() + f.events.load(), 1);
+  if (other >= 0) {
+    absl::Notification unwatched;
+    f.loop->Post([&] {
+      (void)f.loop->Unwatch(other);
+      unwatched.Notify();
+    });
+    ASSERT_TRUE(unwatched.WaitForNotificationWithTimeout(kWait));
+    close(other);
+  }
+}
 
 TEST(EventLoopBusyPollTest, RunsWorkAndSleepsWhenIdle) {
   auto t = EventLoopThread::Start("test-loop");
