@@ -40,6 +40,7 @@ struct Counters {
   std::atomic<int> written{0};  // ServerStream messages written, all calls.
   std::atomic<int> read{0};     // Bidi and ClientStream messages read.
   std::atomic<size_t> compressed{0};  // ClientStream's compressed requests.
+  std::atomic<int> echo_entered{0};   // Echo handlers started.
 };
 
 class OurEcho final : public EchoService::Service {
@@ -47,6 +48,7 @@ class OurEcho final : public EchoService::Service {
   explicit OurEcho(Counters* c) : c_(c) {}
   Status Echo(ServerContext* ctx, const EchoRequest* req,
               EchoResponse* resp) override {
+    ++c_->echo_entered;
     if (auto v = ctx->client_metadata().Get("x-in")) {
       ctx->AddInitialMetadata("x-initial", std::string(*v));
       ctx->AddTrailingMetadata("x-trailing", std::string(*v));
@@ -118,6 +120,7 @@ class GrpcEcho final : public test::grpcpeer::EchoService::Service {
   explicit GrpcEcho(Counters* c) : c_(c) {}
   grpc::Status Echo(grpc::ServerContext* ctx, const EchoRequest* req,
                     EchoResponse* resp) override {
+    ++c_->echo_entered;
     auto it = ctx->client_metadata().find("x-in");
     if (it != ctx->client_metadata().end()) {
       std::string v(it->second.data(), it->second.size());
@@ -1051,6 +1054,67 @@ TEST_P(ClientCallbackTest, CallKeepsTheChannel) {
   r->StartCall();
   ASSERT_TRUE(log.Wait());
   EXPECT_TRUE(log.status.ok()) << log.status;
+}
+
+// Records the threads its reactions run on; OnDone cancels `other`.
+struct ReactionThreads {
+  std::thread::id initial;
+  std::thread::id done;
+};
+class RecordsThreads final : public ClientUnaryReactor {
+ public:
+  RecordsThreads(EchoService::Stub* stub, int sleep_ms, ClientContext* other,
+                 ReactionThreads* threads, Log* log)
+      : other_(other), threads_(threads), log_(log) {
+    ctx_.set_deadline(absl::Now() + absl::Seconds(30));
+    req_.set_sleep_ms(sleep_ms);
+    stub->async()->Echo(&ctx_, &req_, &resp_, this);
+  }
+  void OnReadInitialMetadataDone(bool /*ok*/) override {
+    threads_->initial = std::this_thread::get_id();
+  }
+  void OnDone(const Status& s) override {
+    threads_->done = std::this_thread::get_id();
+    other_->TryCancel();
+    DeleteAndNotify(this, log_, s);
+  }
+
+ private:
+  ClientContext ctx_;
+  EchoRequest req_;
+  EchoResponse resp_;
+  ClientContext* const other_;
+  ReactionThreads* const threads_;
+  Log* const log_;
+};
+
+// A blocking call's caller drives the channel's loop while it waits
+// (EventLoop::CoPollUntil): the response of a callback call on the same
+// channel that comes meanwhile is read on the caller's thread, and its
+// reactions must still run on the loop's own thread (the caller may hold a
+// user lock). The callback call's OnDone ends the blocking one.
+TEST_P(ClientCallbackTest, ReactionsNeverRunOnACoPollingBlockingCaller) {
+  RoundTrip();  // Connected.
+  ClientContext blocking;
+  blocking.set_deadline(absl::Now() + absl::Seconds(30));
+  ReactionThreads threads;
+  Log log;
+  auto* r = new RecordsThreads(stub_.get(), /*sleep_ms=*/100, &blocking,
+                               &threads, &log);
+  r->StartCall();
+  // Its request reached the server: the loop sleeps again, and the blocking
+  // call below submits and co-polls on this thread.
+  ASSERT_TRUE(WaitUntil([&] { return counters_.echo_entered.load() == 2; }));
+  EchoRequest req;
+  req.set_sleep_ms(20000);
+  EchoResponse resp;
+  const Status s = stub_->Echo(&blocking, req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::CANCELLED) << s;
+  ASSERT_TRUE(log.Wait());
+  EXPECT_TRUE(log.status.ok()) << log.status;
+  EXPECT_NE(threads.initial, std::this_thread::get_id());
+  EXPECT_NE(threads.done, std::this_thread::get_id());
+  EXPECT_EQ(threads.initial, threads.done) << "both on the loop's thread";
 }
 
 class NeverStarted final : public ClientUnaryReactor {};

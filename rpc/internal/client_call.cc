@@ -178,9 +178,8 @@ void ClientCall::PollUntil(absl::FunctionRef<bool()> done) {
   // status it has already).
   if (async_ || loop_ == nullptr) return;
   const absl::Duration spin = loop_->busy_poll();
-  const absl::Time spin_end = spin > absl::ZeroDuration()
-                                  ? absl::Now() + spin
-                                  : absl::InfinitePast();
+  const absl::Time spin_end =
+      spin > absl::ZeroDuration() ? absl::Now() + spin : absl::InfinitePast();
   for (;;) {
     const transport::EventLoop::CoPollResult r =
         loop_->CoPollUntil(done, deadline_);
@@ -196,9 +195,8 @@ void ClientCall::PollUntil(absl::FunctionRef<bool()> done) {
 }
 
 void ClientCall::WaitForInitialMetadata() {
-  PollUntil([this] {
-    return initial_or_status_.load(std::memory_order_acquire);
-  });
+  PollUntil(
+      [this] { return initial_or_status_.load(std::memory_order_acquire); });
   absl::MutexLock lock(&mu_);
   while (!has_initial_ && !has_status_) cv_.Wait(&mu_);
 }

@@ -153,8 +153,7 @@ class EventLoop {
   // without sleeping for up to the budget after the last events. The file
   // comment, "The run lock", says why the loop thread is never stuck behind
   // it.
-  CoPollResult CoPollUntil(absl::FunctionRef<bool()> done,
-                           absl::Time deadline);
+  CoPollResult CoPollUntil(absl::FunctionRef<bool()> done, absl::Time deadline);
   // Run() polls instead of sleeping for up to `budget` after its last
   // iteration with work (the file comment); zero (the default) turns it off.
   void SetBusyPoll(absl::Duration budget);

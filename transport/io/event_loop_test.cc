@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <random>
@@ -758,14 +758,16 @@ struct CoPollFixture {
     loop->Post([&] {
       loop_tid = ThreadId();
       loop_id = std::this_thread::get_id();
-      EXPECT_TRUE(loop->Watch(fd, EPOLLIN, [this](uint32_t) {
-                    uint64_t v;
-                    while (read(fd, &v, sizeof(v)) > 0) {
-                    }
-                    handler_ran_on = std::this_thread::get_id();
-                    if (on_event) on_event();
-                    events.fetch_add(1);
-                  }).ok());
+      EXPECT_TRUE(loop->Watch(fd, EPOLLIN,
+                              [this](uint32_t) {
+                                uint64_t v;
+                                while (read(fd, &v, sizeof(v)) > 0) {
+                                }
+                                handler_ran_on = std::this_thread::get_id();
+                                if (on_event) on_event();
+                                events.fetch_add(1);
+                              })
+                      .ok());
       done.Notify();
     });
     return done.WaitForNotificationWithTimeout(kWait) &&
@@ -969,10 +971,13 @@ TEST(EventLoopCoPollTest, UnwatchWhileCoPollingFreesNothingInUse) {
     }
   };
   f.loop->Post([&] {
-    EXPECT_TRUE(f.loop->Watch(other, EPOLLIN, [&](uint32_t) {
-                  ran.fetch_add(1);
-                  EXPECT_TRUE(f.loop->Unwatch(f.fd).ok());
-                }).ok());
+    EXPECT_TRUE(f.loop
+                    ->Watch(other, EPOLLIN,
+                            [&](uint32_t) {
+                              ran.fetch_add(1);
+                              EXPECT_TRUE(f.loop->Unwatch(f.fd).ok());
+                            })
+                    .ok());
     watched.Notify();
   });
   ASSERT_TRUE(watched.WaitForNotificationWithTimeout(kWait));
