@@ -156,6 +156,11 @@ size_t CallCore::queue_slots() const {
          (packed_ == nullptr ? 0 : packed_->sizes.capacity());
 }
 
+bool CallCore::readable() const {
+  absl::MutexLock lock(&mu_);
+  return head_ < messages_.size() || packed_ != nullptr || ended_ || cancelled_;
+}
+
 bool CallCore::input_complete() const {
   absl::MutexLock lock(&mu_);
   return ended_ || cancelled_;

@@ -99,6 +99,9 @@ class CallCore {
   bool AcquireWriteCredit(size_t n);
 
   bool cancelled() const;
+  // Read would not block: a message is queued, or the input ended, or the
+  // call is cancelled.
+  bool readable() const;
   // Any thread: the peer ended its side or the call is cancelled, so Read
   // never blocks again (whoever runs a handler inline, without a thread of
   // its own, starts it then: rpc/fuzz).

@@ -160,6 +160,8 @@ void ClientCall::WritesDone() {
 }
 
 bool ClientCall::Read(transport::SliceBuffer* payload) {
+  // As Finish: the caller drives the loop while no message is here.
+  PollUntil([this] { return core_.readable(); });
   size_t consume = 0;
   CallCore::ReadResult r = core_.Read(payload, &consume);
   if (consume > 0) {
@@ -176,7 +178,7 @@ void ClientCall::PollUntil(absl::FunctionRef<bool()> done) {
   // A blocking call only (an async call's caller does not wait), with its
   // loop; CoPollUntil declines on a loop thread (a reaction that reads the
   // status it has already).
-  if (async_ || loop_ == nullptr) return;
+  if (async_ || loop_ == nullptr || done()) return;
   const absl::Duration spin = loop_->busy_poll();
   const absl::Time spin_end =
       spin > absl::ZeroDuration() ? absl::Now() + spin : absl::InfinitePast();

@@ -9,7 +9,10 @@
 // wait-for-ready); the deadline timer runs from Start, queued or not.
 //
 // (A blocking call's tasks run on its own thread while the loop sleeps,
-// EventLoop::RunInlineOrPost; an async call's are always posted.)
+// EventLoop::RunInlineOrPost, and its waits for the status, the headers or a
+// message drive the sleeping loop on its thread, EventLoop::CoPollUntil, so
+// the response is read and the call completed there; an async call's tasks
+// are always posted.)
 //
 // Transparent retry (gRPC's A6 "transparent retries"): until the call is
 // committed, every request message it submitted is kept (shared blocks, no
@@ -259,7 +262,8 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
     bool end = false;
   };
   void Post(transport::EventLoop::Task task);
-  // A blocking caller's wait for `done` (a flag the loop sets): drives the
+  // A blocking caller's wait (Finish, WaitForInitialMetadata, Read) for
+  // `done` (a flag the loop sets, or CallCore::readable): drives the
   // loop on this thread while it sleeps (EventLoop::CoPollUntil), spinning
   // for up to a busy-poll channel's budget when the loop is awake. Returns
   // when done, or when the loop thread took over (then wait on cv_).
