@@ -140,6 +140,10 @@ absl::Status Server::Impl::Start(
   workers_ = std::make_unique<internal::WorkerPool>(
       options_.min_workers, options_.max_workers, options_.worker_idle_time,
       options_.max_pending_calls);
+  // Leader/follower: an idle worker reads the next request of its last
+  // call's loop itself (rpc/README.md, "Threading model"). The loops outlive
+  // the pool's Shutdown (below).
+  workers_->set_co_poll(true);
   absl::Status status;
   ForEachLoop([&](LoopState* state) {
     if (state != loop_states_[0].get()) return;

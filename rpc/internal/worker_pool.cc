@@ -4,6 +4,14 @@
 
 namespace rpc {
 namespace internal {
+namespace {
+
+// On a worker while it co-polls: its pool, and the slot a task it submits
+// itself (the handler of the request it read) is claimed into.
+thread_local WorkerPool* t_copolling_pool = nullptr;
+thread_local absl::AnyInvocable<void()>* t_claim = nullptr;
+
+}  // namespace
 
 WorkerPool::WorkerPool(int min_threads, int max_threads,
                        absl::Duration idle_time, size_t max_waiting)
@@ -17,13 +25,23 @@ WorkerPool::WorkerPool(int min_threads, int max_threads,
 
 WorkerPool::~WorkerPool() { Shutdown(); }
 
+void WorkerPool::set_co_poll(bool on) {
+  absl::MutexLock lock(&mu_);
+  co_poll_ = on;
+}
+
 void WorkerPool::Shutdown() {
   ThreadList threads;
+  transport::EventLoop* kick = nullptr;
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
     threads.swap(threads_);
+    kick = copoll_loop_;
+    if (kick != nullptr) copoll_kick_.store(true);
   }
+  // The loops outlive Shutdown (the file comment).
+  if (kick != nullptr) kick->Post([] {});
   for (std::thread& t : threads) t.join();
   JoinRetired();
 }
@@ -48,6 +66,18 @@ void WorkerPool::JoinRetired() {
 WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
   Ticket ticket;
   bool join = false;
+  transport::EventLoop* kick = nullptr;
+  if (t_copolling_pool == this && !*t_claim) {
+    // The co-polling worker read this task's request: it runs it itself.
+    absl::MutexLock lock(&mu_);
+    if (!stop_) {
+      ticket.id = next_id_++;
+      *t_claim = std::move(task);
+      --idle_;
+      ++running_;
+      return ticket;
+    }
+  }
   {
     absl::MutexLock lock(&mu_);
     const bool can_grow = static_cast<int>(threads_.size()) < max_threads_;
@@ -59,7 +89,16 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
       ticket.stopped = stop_;
     } else {
       ticket.id = next_id_++;
-      queue_.push_back(Queued{ticket.id, std::move(task), nullptr});
+      queue_.push_back(Queued{ticket.id, std::move(task), nullptr,
+                              transport::EventLoop::Current()});
+      // The co-polling worker (counted idle) sleeps in epoll_wait, not on
+      // mu_: end its co-poll so it takes the task (unless this is its own
+      // thread, which takes it next anyway).
+      if (copoll_loop_ != nullptr && t_copolling_pool != this &&
+          !copoll_kick_.load()) {
+        copoll_kick_.store(true);
+        kick = copoll_loop_;
+      }
       if (idle_ < static_cast<int>(queue_.size())) {
         if (can_grow) {
           AddThreadLocked();
@@ -70,6 +109,9 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
     }
     join = !retired_.empty();
   }
+  // A task posted wakes the co-poller (the loop's eventfd): it yields. The
+  // loop lives until after Shutdown.
+  if (kick != nullptr) kick->Post([] {});
   if (join) JoinRetired();
   return ticket;
 }
@@ -124,7 +166,47 @@ void WorkerPool::Work(ThreadList::iterator self) {
   auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return !queue_.empty() || stop_;
   };
+  transport::EventLoop* hint = nullptr;  // The loop of the last task.
   for (;;) {
+    if (co_poll_ && !stop_ && queue_.empty() && copoll_loop_ == nullptr &&
+        hint != nullptr) {
+      // Leader/follower (the file comment): wait for the next request by
+      // polling the loop of the last one.
+      copoll_loop_ = hint;
+      copoll_kick_.store(false);
+      absl::AnyInvocable<void()> claim;
+      t_copolling_pool = this;
+      t_claim = &claim;
+      mu_.Unlock();
+      const transport::EventLoop::CoPollResult r = hint->CoPollUntil(
+          [&] { return static_cast<bool>(claim) || copoll_kick_.load(); },
+          absl::Now() + idle_time_);
+      t_copolling_pool = nullptr;
+      t_claim = nullptr;
+      mu_.Lock();
+      copoll_loop_ = nullptr;
+      if (claim) {
+        // Counted running by Submit.
+        mu_.Unlock();
+        claim();
+        claim = nullptr;
+        mu_.Lock();
+        --running_;
+        ++idle_;
+        continue;
+      }
+      if (r == transport::EventLoop::CoPollResult::kTimedOut) {
+        if (static_cast<int>(threads_.size()) > min_threads_) {
+          --idle_;
+          retired_.push_back(std::move(*self));
+          threads_.erase(self);
+          return;
+        }
+        continue;
+      }
+      // Kicked (a task is queued, or Shutdown), or the loop thread took its
+      // loop back: the queue below; not polled: wait on it as before.
+    }
     if (!mu_.AwaitWithTimeout(absl::Condition(&ready), idle_time_) &&
         static_cast<int>(threads_.size()) > min_threads_) {
       // Idle for idle_time_ above the minimum: retire. Whoever submits next
@@ -138,6 +220,7 @@ void WorkerPool::Work(ThreadList::iterator self) {
       if (stop_) return;
       continue;  // timed out at the minimum: keep waiting
     }
+    if (queue_.front().loop != nullptr) hint = queue_.front().loop;
     absl::AnyInvocable<void()> task = std::move(queue_.front().task);
     absl::AnyInvocable<void()> on_start = std::move(queue_.front().on_start);
     queue_.pop_front();

@@ -14,10 +14,21 @@
 // limits the tasks waiting that way: Submit refuses more (Ticket::rejected).
 // Shutdown (and the destructor) runs what is queued, then joins; a task
 // submitted after it is refused.
+//
+// Leader/follower (set_co_poll, the server's sync handlers: rpc/README.md,
+// "Threading model"). An idle worker co-polls (EventLoop::CoPollUntil) the
+// loop that submitted the last task it ran, at most one worker at a time:
+// the request that loop's socket brings is read on that worker, and the task
+// it submits there (the handler) is claimed by that worker and run as soon as
+// the co-poll returns: no hand-off, no wake-up of the loop thread nor of
+// another worker. A task submitted by any other thread while the only idle
+// worker co-polls kicks it out (a task posted to its loop). The loops must
+// outlive Shutdown.
 
 #ifndef RPC_INTERNAL_WORKER_POOL_H_
 #define RPC_INTERNAL_WORKER_POOL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -29,6 +40,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "transport/io/event_loop.h"
 
 namespace rpc {
 namespace internal {
@@ -67,6 +79,8 @@ class WorkerPool {
   // `on_start` destroyed, when a thread already took the task or the id is
   // unknown. The server cancels a waiting call's give-up timer this way.
   bool OnStart(TaskId id, absl::AnyInvocable<void()> on_start);
+  // Turns leader/follower on or off (the file comment). Off by default.
+  void set_co_poll(bool on);
   // Runs what is queued, joins every thread, and refuses later tasks.
   // Idempotent; the object stays usable for Cancel and the accessors.
   void Shutdown();
@@ -94,6 +108,8 @@ class WorkerPool {
     TaskId id;
     absl::AnyInvocable<void()> task;
     absl::AnyInvocable<void()> on_start;
+    // EventLoop::Current() of the submitter: what its worker co-polls next.
+    transport::EventLoop* loop;
   };
   absl::Mutex mu_;
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
@@ -103,6 +119,11 @@ class WorkerPool {
   int idle_ ABSL_GUARDED_BY(mu_) = 0;
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool co_poll_ ABSL_GUARDED_BY(mu_) = false;
+  // The loop the co-polling worker polls (null: none does).
+  transport::EventLoop* copoll_loop_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Set to end the co-poll (a task queued, Shutdown).
+  std::atomic<bool> copoll_kick_{false};
 };
 
 }  // namespace internal

@@ -2,12 +2,23 @@
 
 #include "rpc/internal/worker_pool.h"
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "transport/io/event_loop.h"
 
 namespace rpc {
 namespace internal {
@@ -189,6 +200,143 @@ TEST(WorkerPoolTest, OnStartRunsBeforeAWaitingTaskOrIsDroppedWithIt) {
   EXPECT_EQ(task_saw.load(), 1);  // the hook ran first
   EXPECT_EQ(dropped_hook_ran.load(), 0);
   EXPECT_FALSE(pool.OnStart(a.id, [] {}));  // it ran
+}
+
+// ---- Leader/follower (set_co_poll) ----
+
+pid_t ThreadId() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+// True once thread `tid` sleeps in epoll_wait (its syscall file names
+// epoll_wait or epoll_pwait, its state is S); false after kHangGuard.
+bool WaitInEpollWait(pid_t tid) {
+  const std::string dir = "/proc/self/task/" + std::to_string(tid);
+  const absl::Time limit = absl::Now() + kHangGuard;
+  while (absl::Now() < limit) {
+    std::string syscall_line, stat;
+    if (FILE* f = std::fopen((dir + "/syscall").c_str(), "r")) {
+      char buf[64] = {0};
+      if (std::fgets(buf, sizeof(buf), f) != nullptr) syscall_line = buf;
+      std::fclose(f);
+    }
+    if (FILE* f = std::fopen((dir + "/stat").c_str(), "r")) {
+      char buf[512] = {0};
+      if (std::fgets(buf, sizeof(buf), f) != nullptr) stat = buf;
+      std::fclose(f);
+    }
+    const size_t paren = stat.rfind(')');
+    const bool sleeping = paren != std::string::npos &&
+                          paren + 2 < stat.size() && stat[paren + 2] == 'S';
+    const int nr = std::atoi(syscall_line.c_str());
+    if (sleeping && (nr == SYS_epoll_wait || nr == SYS_epoll_pwait)) {
+      return true;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return false;
+}
+
+// A loop thread watching an eventfd whose handler submits a task to the
+// pool, and a pool of one worker (up to `max`) that co-polls: its first task
+// comes from the loop, so the worker's next idle wait co-polls that loop.
+struct LeaderFollower {
+  std::unique_ptr<transport::EventLoopThread> thread;  // Outlives the pool.
+  std::unique_ptr<WorkerPool> pool;
+  transport::EventLoop* loop = nullptr;
+  int fd = -1;
+  pid_t loop_tid = 0;
+  pid_t worker_tid = 0;
+  std::thread::id worker_id;
+  std::thread::id handler_ran_on;
+  std::thread::id task_ran_on;
+  absl::Notification task_ran;
+
+  bool Start(int max_threads) {
+    auto t = transport::EventLoopThread::Start("test-loop");
+    if (!t.ok()) return false;
+    thread = *std::move(t);
+    loop = thread->loop();
+    pool = std::make_unique<WorkerPool>(1, max_threads, absl::Hours(1));
+    pool->set_co_poll(true);
+    fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    absl::Notification first;
+    loop->Post([&] {
+      loop_tid = ThreadId();
+      EXPECT_TRUE(loop->Watch(fd, EPOLLIN,
+                              [this](uint32_t) {
+                                uint64_t v;
+                                while (read(fd, &v, sizeof(v)) > 0) {
+                                }
+                                handler_ran_on = std::this_thread::get_id();
+                                pool->Submit([this] {
+                                  task_ran_on = std::this_thread::get_id();
+                                  task_ran.Notify();
+                                });
+                              })
+                      .ok());
+      pool->Submit([&] {
+        worker_tid = ThreadId();
+        worker_id = std::this_thread::get_id();
+        first.Notify();
+      });
+    });
+    return first.WaitForNotificationWithTimeout(kHangGuard) &&
+           WaitInEpollWait(loop_tid) && WaitInEpollWait(worker_tid);
+  }
+  ~LeaderFollower() {
+    pool.reset();  // Before the loop.
+    if (loop != nullptr) {
+      absl::Notification done;
+      loop->Post([&] {
+        (void)loop->Unwatch(fd);
+        done.Notify();
+      });
+      done.WaitForNotificationWithTimeout(kHangGuard);
+    }
+    thread.reset();
+    if (fd >= 0) close(fd);
+  }
+};
+
+TEST(WorkerPoolLeaderFollowerTest, TheWorkerRunsTheTaskOfTheEventItRead) {
+  LeaderFollower lf;
+  ASSERT_TRUE(lf.Start(/*max_threads=*/4));
+  const uint64_t iterations = lf.loop->iterations();
+  uint64_t one = 1;
+  ASSERT_EQ(write(lf.fd, &one, sizeof(one)), 8);
+  ASSERT_TRUE(lf.task_ran.WaitForNotificationWithTimeout(kHangGuard));
+  // The idle worker got the event (it co-polls the loop), and the task its
+  // handler submitted ran on it: no hand-off, and no loop-thread wake-up.
+  EXPECT_EQ(lf.handler_ran_on, lf.worker_id);
+  EXPECT_EQ(lf.task_ran_on, lf.worker_id);
+  EXPECT_EQ(lf.loop->iterations(), iterations);
+  EXPECT_EQ(lf.pool->num_threads(), 1);
+}
+
+TEST(WorkerPoolLeaderFollowerTest, ATaskFromAnotherThreadEndsTheCoPoll) {
+  // The only worker co-polls (idle for an hour): a task submitted from here
+  // must still run, long before that.
+  LeaderFollower lf;
+  ASSERT_TRUE(lf.Start(/*max_threads=*/1));
+  absl::Notification ran;
+  std::thread::id ran_on;
+  lf.pool->Submit([&] {
+    ran_on = std::this_thread::get_id();
+    ran.Notify();
+  });
+  ASSERT_TRUE(ran.WaitForNotificationWithTimeout(kHangGuard));
+  EXPECT_EQ(ran_on, lf.worker_id);
+}
+
+TEST(WorkerPoolLeaderFollowerTest, ShutdownEndsTheCoPoll) {
+  LeaderFollower lf;
+  ASSERT_TRUE(lf.Start(/*max_threads=*/1));
+  absl::Notification shut;
+  std::thread shutter([&] {
+    lf.pool->Shutdown();
+    shut.Notify();
+  });
+  EXPECT_TRUE(shut.WaitForNotificationWithTimeout(kHangGuard));
+  shutter.join();
 }
 
 }  // namespace
