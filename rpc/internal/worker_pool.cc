@@ -11,6 +11,11 @@ namespace {
 thread_local WorkerPool* t_copolling_pool = nullptr;
 thread_local absl::AnyInvocable<void()>* t_claim = nullptr;
 
+// A worker whose co-poll was declined (the loop awake) tries again after
+// this, at most kCoPollRetries times before it waits for a task.
+constexpr int kCoPollRetries = 20;
+constexpr absl::Duration kCoPollRetryWait = absl::Microseconds(50);
+
 }  // namespace
 
 WorkerPool::WorkerPool(int min_threads, int max_threads,
@@ -167,9 +172,12 @@ void WorkerPool::Work(ThreadList::iterator self) {
     return !queue_.empty() || stop_;
   };
   transport::EventLoop* hint = nullptr;  // The loop of the last task.
+  // Co-polls declined in a row (the loop was awake: it often finishes the
+  // iteration that ran our last call's write a few microseconds later).
+  int declined = 0;
   for (;;) {
     if (co_poll_ && !stop_ && queue_.empty() && copoll_loop_ == nullptr &&
-        hint != nullptr) {
+        hint != nullptr && declined < kCoPollRetries) {
       // Leader/follower (the file comment): wait for the next request by
       // polling the loop of the last one.
       copoll_loop_ = hint;
@@ -195,6 +203,14 @@ void WorkerPool::Work(ThreadList::iterator self) {
         ++idle_;
         continue;
       }
+      if (r == transport::EventLoop::CoPollResult::kNotPolled) {
+        // Try again shortly, a bounded number of times, then wait for a
+        // task as before (the next one we run resets the count).
+        ++declined;
+        mu_.AwaitWithTimeout(absl::Condition(&ready), kCoPollRetryWait);
+        continue;
+      }
+      declined = 0;
       if (r == transport::EventLoop::CoPollResult::kTimedOut) {
         if (static_cast<int>(threads_.size()) > min_threads_) {
           --idle_;
@@ -221,6 +237,7 @@ void WorkerPool::Work(ThreadList::iterator self) {
       continue;  // timed out at the minimum: keep waiting
     }
     if (queue_.front().loop != nullptr) hint = queue_.front().loop;
+    declined = 0;
     absl::AnyInvocable<void()> task = std::move(queue_.front().task);
     absl::AnyInvocable<void()> on_start = std::move(queue_.front().on_start);
     queue_.pop_front();

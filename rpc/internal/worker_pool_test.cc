@@ -208,9 +208,9 @@ pid_t ThreadId() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 // True once thread `tid` sleeps in epoll_wait (its syscall file names
 // epoll_wait or epoll_pwait, its state is S); false after kHangGuard.
-bool WaitInEpollWait(pid_t tid) {
+bool WaitInEpollWait(pid_t tid, absl::Duration bound = kHangGuard) {
   const std::string dir = "/proc/self/task/" + std::to_string(tid);
-  const absl::Time limit = absl::Now() + kHangGuard;
+  const absl::Time limit = absl::Now() + bound;
   while (absl::Now() < limit) {
     std::string syscall_line, stat;
     if (FILE* f = std::fopen((dir + "/syscall").c_str(), "r")) {
@@ -279,8 +279,19 @@ struct LeaderFollower {
         first.Notify();
       });
     });
-    return first.WaitForNotificationWithTimeout(kHangGuard) &&
-           WaitInEpollWait(loop_tid) && WaitInEpollWait(worker_tid);
+    if (!first.WaitForNotificationWithTimeout(kHangGuard)) return false;
+    // The worker co-polls once the loop sleeps; a worker that found it
+    // awake too long waits for its next task: give it one from the loop.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      if (WaitInEpollWait(loop_tid) &&
+          WaitInEpollWait(worker_tid, absl::Milliseconds(100))) {
+        return true;
+      }
+      absl::Notification again;
+      loop->Post([&] { pool->Submit([&] { again.Notify(); }); });
+      if (!again.WaitForNotificationWithTimeout(kHangGuard)) return false;
+    }
+    return false;
   }
   ~LeaderFollower() {
     pool.reset();  // Before the loop.
