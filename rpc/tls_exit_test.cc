@@ -1,20 +1,27 @@
 // A process that exits while a loop thread is in a TLS handshake: the
 // process-wide loop group is never stopped, so a channel destroyed during
 // its TLS connect leaves the handshake going on its loop, and the next step
-// of the handshake may come while exit() runs. OpenSSL must not have freed
-// its global state then (its at-exit cleanup; ours_to_grpcpp_tls_test and
+// of the handshake may come while exit() runs. OpenSSL must not free its
+// global state at exit then (its at-exit cleanup, which tls.cc turns off
+// with OPENSSL_INIT_NO_ATEXIT; ours_to_grpcpp_tls_test and
 // ours_to_ours_tls_test crashed there in cancel_after_begin and
 // timeout_on_sleeping_server).
 //
-// Its own binary: the child must make the first OpenSSL call of its
-// process after registering its own at-exit handler, so that OpenSSL's
-// cleanup (if OpenSSL registers one) runs before it. The handler tells the
-// parent, which only then lets the server's first flight through (a proxy
-// in front of a TLS server), and waits for the child's answer to it: its
-// Finished when OpenSSL still works, an alert (or a crash, as the interop
-// client's, when the cleanup runs at the same time) when it was cleaned up.
+// Two checks in a child that exits during its handshake. Its OPENSSL_atexit
+// handler tells the parent if OpenSSL's cleanup runs at all ('X' on the pipe
+// before its EOF), whatever the order of the at-exit handlers: tls.cc
+// initializes OpenSSL before main, so a cleanup would be registered before
+// the child's own at-exit handler and run after it. That handler holds
+// exit() while the parent lets the server's first flight through (a proxy
+// in front of a TLS server) and waits for the child's answer: its Finished
+// when OpenSSL works during exit(), an alert (or a crash, as the interop
+// client's) when it does not.
+//
+// Its own binary: it forks, and the child must carry no other test's
+// threads, servers or channels.
 
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -56,22 +63,28 @@ bool WriteAll(int fd, const void* data, size_t size) {
 int g_to_parent = -1;
 int g_from_parent = -1;
 
-// Runs after OpenSSL's own at-exit cleanup, if it has one: the parent lets
-// the server's flight reach the child's loop now, and says when the child
-// reacted to it (or its connection closed).
-void AfterOpenSslCleanup() {
+// Runs first in OpenSSL's cleanup, if it runs.
+void OnOpenSslCleanup() {
+  const char c = 'X';
+  WriteAll(g_to_parent, &c, 1);
+}
+
+// The child's at-exit handler: the parent lets the server's flight reach the
+// child's loop now, and says when the child reacted to it (or its
+// connection closed). Then exit() goes on, through OpenSSL's cleanup if it
+// has one.
+void DuringExit() {
   const char c = 'c';
   WriteAll(g_to_parent, &c, 1);
   ReadByte(g_from_parent);
-  _exit(0);  // (Skips a leak check: the loop group is never freed.)
 }
 
 [[noreturn]] void Child(int to_parent, int from_parent) {
   g_to_parent = to_parent;
   g_from_parent = from_parent;
-  atexit(&AfterOpenSslCleanup);  // Before this process's first TLS use.
-  // The proxy's port (2 octets), the CA's length (4), the CA (PEM: no
-  // OpenSSL call here).
+  if (OPENSSL_atexit(&OnOpenSslCleanup) != 1) _exit(4);
+  atexit(&DuringExit);
+  // The proxy's port (2 octets), the CA's length (4), the CA (PEM).
   uint32_t h[6];
   for (uint32_t& b : h) {
     const int c = ReadByte(from_parent);
@@ -128,8 +141,7 @@ TEST(TlsExitTest, ExitDuringAHandshakeOnTheLoop) {
   int to_child[2], to_parent[2];
   ASSERT_EQ(pipe(to_child), 0);
   ASSERT_EQ(pipe(to_parent), 0);
-  // No thread yet and no OpenSSL call in this process (its own binary): the
-  // child's first is after its at-exit handler.
+  // No thread yet in this process (its own binary).
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) Child(to_parent[1], to_child[0]);
@@ -173,8 +185,10 @@ TEST(TlsExitTest, ExitDuringAHandshakeOnTheLoop) {
   ASSERT_GT(got, 0);
   hello.resize(static_cast<size_t>(got));
   ASSERT_TRUE(WriteAll(to_child[1], "h", 1));
-  // The child's exit has begun (and OpenSSL's cleanup, if any, is done).
-  ASSERT_EQ(ReadByte(to_parent[0]), 'c');
+  // The child's exit has begun.
+  const int exiting = ReadByte(to_parent[0]);
+  ASSERT_NE(exiting, 'X') << "OpenSSL's at-exit cleanup ran";
+  ASSERT_EQ(exiting, 'c');
 
   // Now the handshake goes on: the ClientHello to the server, the server's
   // flight to the child's loop, until the child answers it or closes.
@@ -212,6 +226,11 @@ TEST(TlsExitTest, ExitDuringAHandshakeOnTheLoop) {
   EXPECT_TRUE(answer == 0x14 || answer == 0x17)
       << "the child answered the server's flight with " << answer;
   WriteAll(to_child[1], "d", 1);
+  // What the child writes until its exit closes the pipe.
+  std::string rest;
+  for (int c; (c = ReadByte(to_parent[0])) >= 0;) rest += static_cast<char>(c);
+  EXPECT_EQ(rest.find('X'), std::string::npos)
+      << "OpenSSL's at-exit cleanup ran";
   EXPECT_EQ(
       transport::testing::WaitForChild(child, absl::Milliseconds(kWaitMs)), 0)
       << "the child crashed (or hung) exiting during its handshake";
