@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
@@ -182,8 +183,13 @@ int SelectH2(SSL*, const unsigned char** out, unsigned char* outlen,
 // loads (before main, unless another library's static initializer used
 // OpenSSL first), and again before any context (a no-op by then). The
 // state then lives until the process ends, as the loops do.
+//
+// libcrypto's only, without OPENSSL_INIT_LOAD_CONFIG (which
+// OPENSSL_init_ssl adds): the configuration file is read by the first
+// SSL_CTX_new, after main has begun, so an application's OPENSSL_CONF or
+// its own initialization settings still count (tls_config_test).
 bool InitOpenSsl() {
-  return OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
+  return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
 }
 const bool g_openssl_initialized = InitOpenSsl();
 
@@ -194,7 +200,7 @@ absl::StatusOr<SSL_CTX*> NewContext(bool server, TlsVersion min_version,
     return absl::InvalidArgumentError("min_version is above max_version");
   }
   if (!g_openssl_initialized && !InitOpenSsl()) {
-    return absl::InternalError("OPENSSL_init_ssl failed");
+    return absl::InternalError("OPENSSL_init_crypto failed");
   }
   SSL_CTX* ctx =
       SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
