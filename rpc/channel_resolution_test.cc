@@ -616,8 +616,9 @@ TEST(ChannelTest, ZeroResolutionIntervalDoesNotFreezeTheLoop) {
 }
 
 TEST(ChannelTest, LastReferenceDroppedInAnAsyncCallback) {
-  // The done callback holds the only stub, which holds the only channel:
-  // the channel is destroyed from its loop thread, and closes.
+  // The done callback holds the only stub, which holds the only channel
+  // besides the call's own reference: the channel is destroyed from its
+  // loop thread, when the call lets it go after the callback, and closes.
   int port = 0;
   Backend b = StartBackend("s", "127.0.0.1:0", &port);
   ASSERT_NE(b.server, nullptr);
@@ -635,7 +636,7 @@ TEST(ChannelTest, LastReferenceDroppedInAnAsyncCallback) {
   raw->async()->Echo(&call->ctx, &call->req, &call->resp,
                      [call, stub = std::move(stub)](Status s) mutable {
                        call->status = std::move(s);
-                       stub.reset();  // The last channel reference.
+                       stub.reset();  // The last reference but the call's.
                        call->done.Notify();
                      });
   ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(absl::Seconds(5)));

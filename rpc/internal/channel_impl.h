@@ -215,7 +215,7 @@ class ChannelImpl final : private Subchannel::Owner {
   // Tests only (ChannelTestPeer), before the first call: the
   // first stream id of new connections (0: the protocol's).
   uint32_t first_stream_id_for_test_ = 0;
-  friend class ChannelTestPeer;  // Defined by rpc/channel_test.cc.
+  friend class ChannelTestPeer;  // Defined by rpc/channel_lb_test.cc.
   std::vector<std::shared_ptr<ClientCall>> queue_;
   // Keeps loop callbacks from touching a destroyed channel.
   std::shared_ptr<ChannelImpl*> self_;
