@@ -20,16 +20,20 @@
 // Its own binary: it forks, and the child must carry no other test's
 // threads, servers or channels.
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
 #include <string>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rpc/rpc.h"
@@ -79,8 +83,11 @@ void DuringExit() {
   ReadByte(g_from_parent);
 }
 
-[[noreturn]] void Child(int to_parent, int from_parent) {
-  g_to_parent = to_parent;
+[[noreturn]] void Child(const int (&to_parent)[2], const int (&to_child)[2]) {
+  close(to_parent[0]);
+  close(to_child[1]);
+  const int from_parent = to_child[0];
+  g_to_parent = to_parent[1];
   g_from_parent = from_parent;
   if (OPENSSL_atexit(&OnOpenSslCleanup) != 1) _exit(4);
   atexit(&DuringExit);
@@ -144,9 +151,20 @@ TEST(TlsExitTest, ExitDuringAHandshakeOnTheLoop) {
   // No thread yet in this process (its own binary).
   const pid_t child = fork();
   ASSERT_GE(child, 0);
-  if (child == 0) Child(to_parent[1], to_child[0]);
+  if (child == 0) Child(to_parent, to_child);
   close(to_parent[1]);
   close(to_child[0]);
+  // Closes this side's pipe ends, and kills and reaps the child if an
+  // ASSERT below returns before WaitForChild did.
+  bool reaped = false;
+  const auto cleanup = absl::MakeCleanup([&] {
+    close(to_child[1]);
+    close(to_parent[0]);
+    if (reaped) return;
+    kill(child, SIGKILL);
+    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  });
 
   const auto& certs = transport::testing::GetTestCertificates();
   ASSERT_TRUE(certs.ok()) << certs.status();
@@ -234,6 +252,7 @@ TEST(TlsExitTest, ExitDuringAHandshakeOnTheLoop) {
   EXPECT_EQ(
       transport::testing::WaitForChild(child, absl::Milliseconds(kWaitMs)), 0)
       << "the child crashed (or hung) exiting during its handshake";
+  reaped = true;
   close(from_client);
   close(to_server);
   close(listener);

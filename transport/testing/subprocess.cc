@@ -188,15 +188,20 @@ int WaitForChild(pid_t child, absl::Duration timeout) {
   int status = 0;
   pid_t waited = 0;
   const absl::Time deadline = absl::Now() + timeout;
-  while ((waited = waitpid(child, &status, WNOHANG)) == 0 &&
-         absl::Now() < deadline) {
+  for (;;) {
+    waited = waitpid(child, &status, WNOHANG);
+    if (waited < 0 && errno == EINTR) continue;
+    if (waited != 0 || absl::Now() >= deadline) break;
     absl::SleepFor(absl::Milliseconds(10));
   }
   if (waited == 0) {
     kill(child, SIGKILL);
-    waitpid(child, &status, 0);
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
     return -1;
   }
+  // Another waitpid error (ECHILD: not a child of this process): not ours
+  // to kill.
   if (waited != child || !WIFEXITED(status)) return -1;
   return WEXITSTATUS(status);
 }
