@@ -1,7 +1,8 @@
 // Channels on loops: a thousand channels share the process-wide group, a
 // user's LoopGroup, a destroyed channel leaves nothing on a shared loop, a
 // fork child gets loops of its own (also when another thread held the
-// group's lock at the fork), busy-poll channels. Every wait is bounded.
+// group's lock at the fork), first callers racing get one group, busy-poll
+// channels. Every wait is bounded.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -228,6 +229,41 @@ TEST(ChannelLoopsTest, AForkWhileAnotherThreadTakesTheGroupLockLeavesItFree) {
   }
   stop = true;
   hammer.join();
+}
+
+// The group is made outside its lock (the fork handlers wait for it), so
+// first callers may race to make it: they all get the one kept, and the
+// others' threads are gone when they return. In a child, whose first call
+// makes the group.
+TEST(ChannelLoopsTest, FirstCallersRacingGetOneGroup) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    constexpr int kCallers = 8;
+    std::atomic<bool> go{false};
+    std::vector<std::shared_ptr<LoopGroup>> got(kCallers);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < kCallers; ++i) {
+      callers.emplace_back([&, i] {
+        while (!go.load()) std::this_thread::yield();
+        absl::StatusOr<std::shared_ptr<LoopGroup>> g =
+            internal::DefaultLoopGroup();
+        if (g.ok()) got[i] = *std::move(g);
+      });
+    }
+    go = true;
+    for (std::thread& t : callers) t.join();
+    for (const std::shared_ptr<LoopGroup>& g : got) {
+      if (g == nullptr || g != got[0]) _exit(1);
+    }
+    // This thread and the kept group's loops.
+    const int loops =
+        static_cast<int>(internal::LoopGroupAccess::Group(*got[0]).size());
+    _exit(ThreadCount() == 1 + loops ? 0 : 2);
+  }
+  // 1: two callers got different groups (or an error); 2: a group not kept
+  // still has threads.
+  EXPECT_EQ(WaitForChild(child, absl::Seconds(30)), 0);
 }
 
 using transport::testing::ProcessCpu;

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -67,23 +68,36 @@ const bool g_fork_handlers = [] {
 
 absl::StatusOr<std::shared_ptr<LoopGroup>> DefaultLoopGroup() {
   (void)g_fork_handlers;  // (Without them a forked child may hang here.)
+  const pid_t pid = getpid();
+  // Under the lock only pointer work (the fork handlers wait for it): the
+  // group is made outside it, when there was none, and kept if there still
+  // is none (callers racing to make it each make one; the others stop).
+  const auto current = [pid]() -> std::shared_ptr<LoopGroup> {
+    if (g_group != nullptr && g_group_pid != pid) g_group = nullptr;
+    return g_group != nullptr ? *g_group : nullptr;
+  };
   pthread_mutex_lock(&g_group_mu);
-  struct Unlock {
-    ~Unlock() { pthread_mutex_unlock(&g_group_mu); }
-  } unlock;
-  if (g_group != nullptr && g_group_pid != getpid()) g_group = nullptr;
-  if (g_group == nullptr) {
-    g_group_pid = getpid();
-    transport::EventLoopGroup::Options options;
-    options.num_threads = 0;  // One per CPU.
-    options.name_prefix = "rpc-channel-";
-    absl::StatusOr<std::unique_ptr<transport::EventLoopGroup>> g =
-        transport::EventLoopGroup::Create(options);
-    if (!g.ok()) return g.status();
-    g_group =
-        new std::shared_ptr<LoopGroup>(LoopGroupAccess::Make(std::move(*g)));
+  std::shared_ptr<LoopGroup> group = current();
+  pthread_mutex_unlock(&g_group_mu);
+  if (group != nullptr) return group;
+
+  transport::EventLoopGroup::Options options;
+  options.num_threads = 0;  // One per CPU.
+  options.name_prefix = "rpc-channel-";
+  absl::StatusOr<std::unique_ptr<transport::EventLoopGroup>> g =
+      transport::EventLoopGroup::Create(options);
+  if (!g.ok()) return g.status();
+  auto made = std::make_unique<std::shared_ptr<LoopGroup>>(
+      LoopGroupAccess::Make(std::move(*g)));
+  pthread_mutex_lock(&g_group_mu);
+  group = current();
+  if (group == nullptr) {
+    group = *made;
+    g_group = made.release();
+    g_group_pid = pid;
   }
-  return *g_group;
+  pthread_mutex_unlock(&g_group_mu);
+  return group;  // (`made`, if another caller's group won, stops here.)
 }
 
 absl::StatusOr<ChannelLoop> AcquireChannelLoop(const ChannelArguments& args) {

@@ -68,7 +68,8 @@ struct LoopGroupAccess {
 
 // The process-wide group (one loop per CPU), started by its first caller and
 // never destroyed; an error (and a later call tries again) when it could not
-// start.
+// start. First callers racing may each start one: one is kept, the others
+// stopped before they return.
 absl::StatusOr<std::shared_ptr<LoopGroup>> DefaultLoopGroup();
 
 // The loop a channel runs on, and what keeps it alive.
