@@ -236,7 +236,8 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
           stream_error = DecodeError::kHeaderListTooLarge;
         }
       } else {
-        list->AddRecord(start, name_len, value_len, never_indexed);
+        list->AddRecord(start, name_len, value_len,
+                        never_indexed ? HeaderList::kSensitive : 0u);
       }
     }
     if (flags != kFieldValid && stream_error == DecodeError::kOk) {

@@ -2,8 +2,12 @@
 //
 // Strategy (the general path; the answer cache below only replays its
 // answers):
-//  * A field equal to a static or dynamic table entry is sent as an index
-//    (1 octet for the static table and the 65 newest dynamic entries).
+//  * A field equal to a static table entry, or to a dynamic one, is sent as
+//    an index (1 octet for the static table and the 65 newest dynamic
+//    entries). An index_name_only field (below) is the exception: it is
+//    compared only with the static table and with the newest dynamic entry of
+//    its name (no hash of its value), so when it equals an older dynamic
+//    entry it is sent as a literal, not an index.
 //  * Sensitive fields are sent as "literal never indexed" (RFC 7541
 //    section 6.2.3), never entering any table: those the caller marks
 //    (HeaderField::sensitive), `authorization`, `proxy-authorization`, and

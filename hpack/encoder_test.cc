@@ -199,6 +199,24 @@ TEST(EncoderTest, IndexNameOnlyFieldsLeaveTheTableAlone) {
   EXPECT_EQ(fresh.table().num_entries(), 0u);
 }
 
+// encoder.h: an index_name_only field is compared with the newest dynamic
+// entry of its name only: equal to an older one, it is a literal.
+TEST(EncoderTest, AnIndexNameOnlyFieldEqualToAnOlderEntryIsALiteral) {
+  Encoder encoder(Raw());
+  const HeaderField one{"grpc-timeout", "1S"};
+  const HeaderField two{"grpc-timeout", "2S"};
+  encoder.EncodeBlock(&one, 1);
+  encoder.EncodeBlock(&two, 1);  // 62: grpc-timeout: 2S, 63: grpc-timeout: 1S.
+  ASSERT_EQ(encoder.table().num_entries(), 2u);
+  const HeaderField again{"grpc-timeout", "1S", false, true};
+  // Without indexing, the name from the newest entry (62), the value raw.
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock(&again, 1)),
+            "0f2f02" + BytesToHex("1S"));
+  EXPECT_EQ(encoder.table().num_entries(), 2u);
+  // Without the flag: entry 63.
+  EXPECT_EQ(BytesToHex(encoder.EncodeBlock(&one, 1)), "bf");
+}
+
 TEST(EncoderTest, HuffmanOnlyWhenStrictlyShorter) {
   Encoder encoder;
   // "x-a" is 18 bits (3 octets) and "&&" 16 bits (2 octets) in Huffman: not

@@ -49,7 +49,8 @@ bool operator==(const HeaderList& a, const HeaderList& b) {
   for (size_t i = 0; i < a.size(); ++i) {
     const HeaderField x = a[i];
     const HeaderField y = b[i];
-    if (x.name != y.name || x.value != y.value || x.sensitive != y.sensitive) {
+    if (x.name != y.name || x.value != y.value || x.sensitive != y.sensitive ||
+        x.index_name_only != y.index_name_only) {
       return false;
     }
   }

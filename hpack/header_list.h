@@ -70,7 +70,8 @@ class HeaderList {
     const char* p = arena_.get() + r.offset;
     return HeaderField{std::string_view(p, r.name_len),
                        std::string_view(p + r.name_len, r.value_len),
-                       r.sensitive != 0};
+                       (r.flags & kSensitive) != 0,
+                       (r.flags & kIndexNameOnly) != 0};
   }
 
   // The RFC 9113 header list size: sum over the fields of name + value + 32.
@@ -88,11 +89,14 @@ class HeaderList {
   // and `value` must not point into this list.
   void Append(std::string_view name, std::string_view value,
               bool sensitive = false) {
-    const size_t n = name.size() + value.size();
-    char* p = EnsureArena(arena_size_, n) + arena_size_;
-    CopyBytes(p, name.data(), name.size());
-    CopyBytes(p + name.size(), value.data(), value.size());
-    AddRecord(arena_size_, name.size(), value.size(), sensitive);
+    AppendWithFlags(name, value, sensitive ? kSensitive : 0u);
+  }
+  // The same for a whole field, its flags (sensitive, index_name_only)
+  // included: a copy encodes as the original does.
+  void Append(const HeaderField& field) {
+    AppendWithFlags(field.name, field.value,
+                    (field.sensitive ? kSensitive : 0u) |
+                        (field.index_name_only ? kIndexNameOnly : 0u));
   }
 
   // Grows the storage to hold `fields` fields of `bytes` name and value octets
@@ -146,12 +150,25 @@ class HeaderList {
  private:
   friend class Decoder;
 
+  // Record::flags bits: HeaderField's sensitive and index_name_only.
+  static constexpr uint32_t kSensitive = 1;
+  static constexpr uint32_t kIndexNameOnly = 2;
+
   struct Record {
     uint32_t offset;
     uint32_t name_len;
     uint32_t value_len;
-    uint32_t sensitive;
+    uint32_t flags;  // kSensitive | kIndexNameOnly.
   };
+
+  void AppendWithFlags(std::string_view name, std::string_view value,
+                       uint32_t flags) {
+    const size_t n = name.size() + value.size();
+    char* p = EnsureArena(arena_size_, n) + arena_size_;
+    CopyBytes(p, name.data(), name.size());
+    CopyBytes(p + name.size(), value.data(), value.size());
+    AddRecord(arena_size_, name.size(), value.size(), flags);
+  }
 
   // Appends a field whose name and value are adjacent in memory (a dynamic
   // table entry): one copy instead of two.
@@ -159,7 +176,7 @@ class HeaderList {
     const size_t n = name_len + value_len;
     char* p = EnsureArena(arena_size_, n) + arena_size_;
     CopyBytes(p, bytes, n);
-    AddRecord(arena_size_, name_len, value_len, false);
+    AddRecord(arena_size_, name_len, value_len, 0);
   }
 
   // Returns the arena's base address after making sure [0, used + n) fits,
@@ -208,16 +225,17 @@ class HeaderList {
   char* arena_data() { return arena_.get(); }
 
   // Records a field whose name starts at arena `offset` and whose value follows
-  // it, and makes the arena end after the value.
+  // it, and makes the arena end after the value. `flags`: kSensitive,
+  // kIndexNameOnly.
   void AddRecord(size_t offset, size_t name_len, size_t value_len,
-                 bool sensitive) {
+                 uint32_t flags) {
     // One predictable compare, then four stores through a pointer.
     if (num_records_ == records_capacity_) GrowRecords();
     Record& r = records_[num_records_++];
     r.offset = static_cast<uint32_t>(offset);
     r.name_len = static_cast<uint32_t>(name_len);
     r.value_len = static_cast<uint32_t>(value_len);
-    r.sensitive = sensitive ? 1u : 0u;
+    r.flags = flags;
     arena_size_ = offset + name_len + value_len;
     list_size_ += name_len + value_len + kFieldOverhead;
   }
@@ -232,7 +250,7 @@ class HeaderList {
   size_t records_capacity_ = 0;
 };
 
-// Field-by-field equality (names, values and the sensitive flag).
+// Field-by-field equality (names, values and both flags).
 bool operator==(const HeaderList& a, const HeaderList& b);
 inline bool operator!=(const HeaderList& a, const HeaderList& b) {
   return !(a == b);

@@ -88,6 +88,31 @@ TEST(HeaderListTest, CopiesAndCompares) {
   EXPECT_EQ(a, d);
 }
 
+TEST(HeaderListTest, AFieldIsAppendedWithBothFlags) {
+  HeaderList list;
+  list.Append(HeaderField{"grpc-timeout", "1S", false, true});
+  list.Append(HeaderField{"x-secret", "s", true, false});
+  list.Append(HeaderField{"x-both", "b", true, true});
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].name, "grpc-timeout");
+  EXPECT_EQ(list[0].value, "1S");
+  EXPECT_FALSE(list[0].sensitive);
+  EXPECT_TRUE(list[0].index_name_only);
+  EXPECT_TRUE(list[1].sensitive);
+  EXPECT_FALSE(list[1].index_name_only);
+  EXPECT_TRUE(list[2].sensitive);
+  EXPECT_TRUE(list[2].index_name_only);
+  const HeaderList copy = list;
+  EXPECT_TRUE(copy[0].index_name_only);
+  EXPECT_EQ(copy, list);
+  HeaderList plain;
+  plain.Append("grpc-timeout", "1S");  // Same strings, no index_name_only.
+  plain.Append("x-secret", "s", true);
+  plain.Append("x-both", "b", true);
+  EXPECT_FALSE(plain[0].index_name_only);
+  EXPECT_NE(plain, list);
+}
+
 TEST(HeaderListTest, ReserveGrowsOnce) {
   HeaderList list;
   list.Reserve(10, 1000);

@@ -668,6 +668,12 @@ uint32_t Connection::last_accepted_stream_id() const {
   return impl_->last_accepted_stream_id();
 }
 uint64_t Connection::stream_lookups() const { return impl_->stream_lookups(); }
+size_t Connection::encoder_table_entries() const {
+  return impl_->encoder_table_entries();
+}
+uint64_t Connection::encoder_table_version() const {
+  return impl_->encoder_table_version();
+}
 bool Connection::local_stream_ids_exhausted() const {
   return impl_->local_stream_ids_exhausted();
 }

@@ -489,6 +489,11 @@ class Connection {
   // that count the work a call does (connection_scale_test: the cost of a
   // submit does not grow with the number of streams queued).
   uint64_t stream_lookups() const;
+  // Entries in our HPACK encoder's dynamic table, and how many times it
+  // changed (an insert or an eviction; only grows). For tests of what a
+  // header block does to the table (the peer's decoder mirrors it).
+  size_t encoder_table_entries() const;
+  uint64_t encoder_table_version() const;
   // Every stream id of ours is used: no new stream can be opened (a client
   // opens a new connection).
   bool local_stream_ids_exhausted() const;

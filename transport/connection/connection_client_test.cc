@@ -216,6 +216,46 @@ TEST_F(ClientTest, Sec5_1_2_QueuesOverPeerMaxConcurrentStreams) {
               ElementsAre("started 1", "started 3", "started 5", "started 9"));
 }
 
+// A request queued behind the peer's limit is copied until it starts: the copy
+// keeps HeaderField::index_name_only, so a queued call's grpc-timeout is sent
+// without indexing like a call started at once (a new value per call inserted
+// into the table would change it every block).
+TEST_F(ClientTest, Sec5_1_2_AQueuedRequestKeepsIndexNameOnly) {
+  Handshake({{SettingId::kMaxConcurrentStreams, 1}});
+  const std::string timeouts[] = {"1S", "2S", "3S", "4S"};
+  const Fields get = GetRequest();
+  auto request = [&](const std::string& timeout) {
+    std::vector<hpack::HeaderField> fields = View(get);
+    hpack::HeaderField f{"grpc-timeout", timeout};
+    f.index_name_only = true;
+    fields.push_back(f);
+    absl::StatusOr<uint32_t> id = conn_->SubmitRequest(fields, true);
+    EXPECT_TRUE(id.ok()) << id.status();
+  };
+  for (const std::string& t : timeouts) request(t);
+  EXPECT_EQ(conn_->num_pending_streams(), 3u);
+  // Stream 1 started at once: its grpc-timeout, the first, named the entry.
+  ASSERT_THAT(Read(), ElementsAre(StartsWith("HEADERS 1 end")));
+  const size_t entries = conn_->encoder_table_entries();
+  const uint64_t version = conn_->encoder_table_version();
+  ASSERT_EQ(peer_.decoder().table().num_entries(), entries);
+  for (uint32_t id = 1; id <= 5; id += 2) {
+    // Each answer ends a stream and starts the next queued one.
+    peer_.Headers(id, Response(), true);
+    const Lines out = Exchange();
+    ASSERT_THAT(out, ElementsAre(StartsWith("HEADERS " +
+                                            std::to_string(id + 2) + " end")));
+    EXPECT_THAT(out[0],
+                ::testing::HasSubstr("grpc-timeout=" + timeouts[(id + 1) / 2]));
+    EXPECT_EQ(conn_->encoder_table_entries(), entries) << "stream " << id + 2;
+    EXPECT_EQ(conn_->encoder_table_version(), version) << "stream " << id + 2;
+    EXPECT_EQ(peer_.decoder().table().num_entries(), entries)
+        << "stream " << id + 2;
+  }
+  EXPECT_EQ(conn_->num_pending_streams(), 0u);
+  EXPECT_TRUE(peer_.read_error().ok());
+}
+
 TEST_F(ClientTest, Sec5_1_2_AtMost100StreamsBeforeThePeersSettings) {
   // Until the server's SETTINGS arrive its limit is unknown: a burst of
   // requests must not be refused by a server whose limit is 100 (nghttpd's).

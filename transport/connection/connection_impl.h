@@ -111,6 +111,10 @@ class Connection::Impl : public FrameListener {
   uint32_t last_accepted_stream_id() const { return last_accepted_id_; }
   uint64_t headers_or_data_sent() const { return headers_or_data_sent_; }
   uint64_t stream_lookups() const { return stream_lookups_; }
+  size_t encoder_table_entries() const {
+    return encoder_.table().num_entries();
+  }
+  uint64_t encoder_table_version() const { return encoder_.table().version(); }
   bool local_stream_ids_exhausted() const {
     return next_local_id_ > kMaxStreamId;
   }

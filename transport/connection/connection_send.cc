@@ -71,9 +71,8 @@ absl::StatusOr<uint32_t> Connection::Impl::SubmitRequest(
   if (start_now) {
     StartStream(s, headers);  // Encoded straight from the caller's fields.
   } else {
-    for (const hpack::HeaderField& f : headers) {
-      s->request_headers.Append(f.name, f.value, f.sensitive);
-    }
+    // Copied with both flags: it encodes as the caller's fields would.
+    for (const hpack::HeaderField& f : headers) s->request_headers.Append(f);
     pending_.push_back(id);
   }
   return id;
