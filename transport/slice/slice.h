@@ -219,8 +219,10 @@ class SliceBuffer {
   uint8_t* AppendUninitialized(size_t n);
   // The same, but a new block, when one is needed, holds exactly `n` octets:
   // for a small message built on its own (a gRPC message's prefix and
-  // payload), one small allocation instead of a kDefaultBlockSize one. Later
-  // appends to this buffer start a new block.
+  // payload), one small allocation instead of a kDefaultBlockSize one. When
+  // the current block has `n` octets of spare room they are used, as
+  // AppendUninitialized does; a new exact block is full, so the append after
+  // it starts another block.
   uint8_t* AppendUninitializedExact(size_t n);
 
   // For reads: returns at least `min_size` contiguous writable octets at the
