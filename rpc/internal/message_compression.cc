@@ -1,6 +1,7 @@
 #include "rpc/internal/message_compression.h"
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace rpc {
@@ -30,10 +31,9 @@ absl::Status MessageCompressor::Frame(transport::SliceBuffer payload,
   if (absl::Status s = compressor_->Compress(flat, &compressed); !s.ok()) {
     return s;
   }
-  transport::SliceBuffer body;
-  body.Append(compressed);
   ++compressed_messages_;
-  return WriteMessage(std::move(body), true, out);
+  // Copied once, behind its prefix (a small one into one exactly sized block).
+  return WriteMessage(std::string_view(compressed), true, out);
 }
 
 absl::Status MessageDecompressor::Unpack(ReceivedMessage* message,

@@ -5,6 +5,9 @@
 
 #include "rpc/internal/message_compression.h"
 
+#include <cstdint>
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -13,6 +16,30 @@
 #include "rpc/compression/encoding.h"
 #include "rpc/wire/message_framer.h"
 #include "transport/slice/slice.h"
+
+// Counts heap allocations of at least a default SliceBuffer block while
+// g_count_allocations is set (this test binary only).
+namespace {
+bool g_count_allocations = false;
+size_t g_block_sized_allocations = 0;
+size_t g_allocations = 0;
+}  // namespace
+
+void* operator new(size_t n) {
+  if (g_count_allocations) {
+    ++g_allocations;
+    if (n >= transport::SliceBuffer::kDefaultBlockSize) {
+      ++g_block_sized_allocations;
+    }
+  }
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
 namespace rpc {
 namespace internal {
@@ -155,6 +182,49 @@ TEST(MessageCompressorTest, FlagFromTheThresholdOnAndRoundTrip) {
   EXPECT_FALSE(m.compressed);
   EXPECT_EQ(m.payload.ToString(), large);
   EXPECT_EQ(identity.compressed_messages(), 0u);
+}
+
+// A compressed message of up to kCopyPayloadBelow octets is copied once,
+// behind its prefix, into one exactly sized block: no default-sized block on
+// the way (it was appended into one and then copied again).
+TEST(MessageCompressorTest, ASmallCompressedMessageTakesOneExactBlock) {
+  const std::string text(2000, 'a');
+  const std::string compressed = Compress(Encoding::kGzip, text);
+  ASSERT_LE(compressed.size(), kCopyPayloadBelow);
+  MessageCompressor c(Encoding::kGzip, /*threshold=*/0);
+  transport::SliceBuffer warm;
+  ASSERT_TRUE(c.Frame(Buffer(text), &warm).ok());  // The codec's state.
+  transport::SliceBuffer payload = Buffer(text);
+  transport::SliceBuffer wire;
+  g_allocations = 0;
+  g_block_sized_allocations = 0;
+  g_count_allocations = true;
+  const absl::Status status = c.Frame(std::move(payload), &wire);
+  g_count_allocations = false;
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_GT(g_allocations, 0u);  // The counter works (the exact block).
+  EXPECT_EQ(g_block_sized_allocations, 0u);
+  EXPECT_EQ(wire.size(), kMessagePrefixSize + compressed.size());
+  ASSERT_EQ(wire.num_slices(), 1u);
+  wire.Append("!");  // The block was exactly full.
+  EXPECT_EQ(wire.num_slices(), 2u);
+  EXPECT_EQ(c.compressed_messages(), 2u);
+
+  // A larger compressed message (incompressible octets) still frames right.
+  std::string noise(3000, '\0');
+  uint32_t x = 12345;
+  for (char& ch : noise) {
+    x = x * 1103515245u + 12345u;
+    ch = static_cast<char>(x >> 24);
+  }
+  MessageDecompressor d(1 << 20);
+  d.set_encoding(Encoding::kGzip);
+  ReceivedMessage m = FrameAndDeframe(&c, noise);
+  ASSERT_TRUE(m.compressed);
+  EXPECT_GT(m.payload.size(), kCopyPayloadBelow);
+  transport::SliceBuffer out;
+  ASSERT_TRUE(d.Unpack(&m, &out).ok());
+  EXPECT_EQ(out.ToString(), noise);
 }
 
 }  // namespace

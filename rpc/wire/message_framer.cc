@@ -40,6 +40,25 @@ absl::Status WriteMessage(SliceBuffer payload, bool compressed,
   return absl::OkStatus();
 }
 
+absl::Status WriteMessage(std::string_view payload, bool compressed,
+                          SliceBuffer* out) {
+  const size_t n = payload.size();
+  if (n > kMaxMessageLength) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "message of ", n, " octets exceeds the 4 GiB gRPC frame limit"));
+  }
+  if (n <= kCopyPayloadBelow) {
+    uint8_t* const p = out->AppendUninitializedExact(kMessagePrefixSize + n);
+    EncodeMessagePrefix(compressed, static_cast<uint32_t>(n), p);
+    if (n > 0) std::memcpy(p + kMessagePrefixSize, payload.data(), n);
+    return absl::OkStatus();
+  }
+  EncodeMessagePrefix(compressed, static_cast<uint32_t>(n),
+                      out->AppendUninitialized(kMessagePrefixSize));
+  out->Append(payload);
+  return absl::OkStatus();
+}
+
 void MessageDeframer::OnPrefix(const uint8_t* prefix) {
   if ((prefix[0] & ~kMessageFlagCompressed) != 0) {
     status_ = absl::InternalError(absl::StrCat(

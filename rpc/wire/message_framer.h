@@ -48,6 +48,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "transport/slice/slice.h"
@@ -77,6 +78,11 @@ inline void EncodeMessagePrefix(bool compressed, uint32_t length,
 // RESOURCE_EXHAUSTED (and nothing appended) when the payload exceeds
 // kMaxMessageLength; callers enforce their max send message size first.
 absl::Status WriteMessage(transport::SliceBuffer payload, bool compressed,
+                          transport::SliceBuffer* out);
+// The same for a payload in contiguous memory (a compressed message), always
+// copied: up to kCopyPayloadBelow octets behind its prefix into one exactly
+// sized block, a larger one into the output's blocks after the prefix.
+absl::Status WriteMessage(std::string_view payload, bool compressed,
                           transport::SliceBuffer* out);
 
 struct ReceivedMessage {

@@ -97,6 +97,36 @@ const std::vector<Msg>& Sample() {
   return *msgs;
 }
 
+// The contiguous overload copies: up to kCopyPayloadBelow octets into one
+// exactly sized block (full: the next append starts a new slice), more into
+// a default block after the prefix (with room left, so the next append
+// extends the same slice).
+TEST(WriteMessageTest, ContiguousPayloadIsCopiedIntoAnExactBlockUpTo512) {
+  for (const size_t n : {size_t{0}, size_t{1}, kCopyPayloadBelow,
+                         kCopyPayloadBelow + 1, size_t{10000}}) {
+    const std::string payload(n, 'p');
+    SliceBuffer out;
+    ASSERT_TRUE(WriteMessage(std::string_view(payload), true, &out).ok());
+    ASSERT_EQ(out.size(), kMessagePrefixSize + n) << n;
+    uint8_t prefix[5];
+    out.CopyTo(prefix, 5);
+    EXPECT_EQ(prefix[0], 1) << n;
+    EXPECT_EQ(static_cast<size_t>((prefix[1] << 24) | (prefix[2] << 16) |
+                                  (prefix[3] << 8) | prefix[4]),
+              n);
+    EXPECT_EQ(out.ToString().substr(kMessagePrefixSize), payload) << n;
+    if (n <= kCopyPayloadBelow) {
+      ASSERT_EQ(out.num_slices(), 1u) << n;
+      out.Append("!");
+      EXPECT_EQ(out.num_slices(), 2u) << n;
+    } else if (n < SliceBuffer::kDefaultBlockSize / 2) {
+      ASSERT_EQ(out.num_slices(), 1u) << n;
+      out.Append("!");
+      EXPECT_EQ(out.num_slices(), 1u) << n;
+    }
+  }
+}
+
 TEST(WriteMessageTest, PrefixThenPayloadSlices) {
   // A small payload is copied behind its prefix: one slice, in a block of
   // exactly its size (the next append starts a new slice).
