@@ -184,13 +184,13 @@ TEST(MessageCompressorTest, FlagFromTheThresholdOnAndRoundTrip) {
   EXPECT_EQ(identity.compressed_messages(), 0u);
 }
 
-// A compressed message of up to kCopyPayloadBelow octets is copied once,
+// A compressed message of up to kCopyPayloadMax octets is copied once,
 // behind its prefix, into one exactly sized block: no default-sized block on
 // the way (it was appended into one and then copied again).
 TEST(MessageCompressorTest, ASmallCompressedMessageTakesOneExactBlock) {
   const std::string text(2000, 'a');
   const std::string compressed = Compress(Encoding::kGzip, text);
-  ASSERT_LE(compressed.size(), kCopyPayloadBelow);
+  ASSERT_LE(compressed.size(), kCopyPayloadMax);
   MessageCompressor c(Encoding::kGzip, /*threshold=*/0);
   transport::SliceBuffer warm;
   ASSERT_TRUE(c.Frame(Buffer(text), &warm).ok());  // The codec's state.
@@ -221,7 +221,7 @@ TEST(MessageCompressorTest, ASmallCompressedMessageTakesOneExactBlock) {
   d.set_encoding(Encoding::kGzip);
   ReceivedMessage m = FrameAndDeframe(&c, noise);
   ASSERT_TRUE(m.compressed);
-  EXPECT_GT(m.payload.size(), kCopyPayloadBelow);
+  EXPECT_GT(m.payload.size(), kCopyPayloadMax);
   transport::SliceBuffer out;
   ASSERT_TRUE(d.Unpack(&m, &out).ok());
   EXPECT_EQ(out.ToString(), noise);

@@ -28,7 +28,7 @@ absl::Status WriteMessage(SliceBuffer payload, bool compressed,
                      " octets exceeds the 4 GiB gRPC frame limit"));
   }
   const size_t n = payload.size();
-  if (n <= kCopyPayloadBelow) {
+  if (n <= kCopyPayloadMax) {
     uint8_t* const p = out->AppendUninitializedExact(kMessagePrefixSize + n);
     EncodeMessagePrefix(compressed, static_cast<uint32_t>(n), p);
     payload.CopyTo(p + kMessagePrefixSize, n);
@@ -47,7 +47,7 @@ absl::Status WriteMessage(std::string_view payload, bool compressed,
     return absl::ResourceExhaustedError(absl::StrCat(
         "message of ", n, " octets exceeds the 4 GiB gRPC frame limit"));
   }
-  if (n <= kCopyPayloadBelow) {
+  if (n <= kCopyPayloadMax) {
     uint8_t* const p = out->AppendUninitializedExact(kMessagePrefixSize + n);
     EncodeMessagePrefix(compressed, static_cast<uint32_t>(n), p);
     if (n > 0) std::memcpy(p + kMessagePrefixSize, payload.data(), n);

@@ -8,7 +8,7 @@
 // a prefix may be split across frames and one frame may carry many messages.
 //
 // Sending: WriteMessage appends prefix + payload to the output chain, moving
-// the payload's slices (no copy); a payload of up to kCopyPayloadBelow octets
+// the payload's slices (no copy); a payload of up to kCopyPayloadMax octets
 // is copied behind its prefix into one exactly sized block instead (one small
 // allocation and one slice, where the prefix alone took a kDefaultBlockSize
 // block and the message two slices). To serialize straight into the output
@@ -61,8 +61,9 @@ inline constexpr uint8_t kMessageFlagCompressed = 0x01;
 inline constexpr size_t kDefaultMaxReceiveMessageSize = 4 * 1024 * 1024;
 // The largest payload a prefix can announce.
 inline constexpr size_t kMaxMessageLength = 0xffffffffu;
-// WriteMessage copies payloads up to this size (see above).
-inline constexpr size_t kCopyPayloadBelow = 512;
+// WriteMessage copies payloads of up to this many octets, this size included
+// (see above).
+inline constexpr size_t kCopyPayloadMax = 512;
 
 // Writes the 5-octet prefix of a message of `length` octets to out[0..4].
 inline void EncodeMessagePrefix(bool compressed, uint32_t length,
@@ -80,7 +81,7 @@ inline void EncodeMessagePrefix(bool compressed, uint32_t length,
 absl::Status WriteMessage(transport::SliceBuffer payload, bool compressed,
                           transport::SliceBuffer* out);
 // The same for a payload in contiguous memory (a compressed message), always
-// copied: up to kCopyPayloadBelow octets behind its prefix into one exactly
+// copied: up to kCopyPayloadMax octets behind its prefix into one exactly
 // sized block, a larger one into the output's blocks after the prefix.
 absl::Status WriteMessage(std::string_view payload, bool compressed,
                           transport::SliceBuffer* out);

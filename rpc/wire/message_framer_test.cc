@@ -97,13 +97,13 @@ const std::vector<Msg>& Sample() {
   return *msgs;
 }
 
-// The contiguous overload copies: up to kCopyPayloadBelow octets into one
+// The contiguous overload copies: up to kCopyPayloadMax octets into one
 // exactly sized block (full: the next append starts a new slice), more into
 // a default block after the prefix (with room left, so the next append
 // extends the same slice).
 TEST(WriteMessageTest, ContiguousPayloadIsCopiedIntoAnExactBlockUpTo512) {
-  for (const size_t n : {size_t{0}, size_t{1}, kCopyPayloadBelow,
-                         kCopyPayloadBelow + 1, size_t{10000}}) {
+  for (const size_t n : {size_t{0}, size_t{1}, kCopyPayloadMax,
+                         kCopyPayloadMax + 1, size_t{10000}}) {
     const std::string payload(n, 'p');
     SliceBuffer out;
     ASSERT_TRUE(WriteMessage(std::string_view(payload), true, &out).ok());
@@ -115,7 +115,7 @@ TEST(WriteMessageTest, ContiguousPayloadIsCopiedIntoAnExactBlockUpTo512) {
                                   (prefix[3] << 8) | prefix[4]),
               n);
     EXPECT_EQ(out.ToString().substr(kMessagePrefixSize), payload) << n;
-    if (n <= kCopyPayloadBelow) {
+    if (n <= kCopyPayloadMax) {
       ASSERT_EQ(out.num_slices(), 1u) << n;
       out.Append("!");
       EXPECT_EQ(out.num_slices(), 2u) << n;
@@ -123,6 +123,31 @@ TEST(WriteMessageTest, ContiguousPayloadIsCopiedIntoAnExactBlockUpTo512) {
       ASSERT_EQ(out.num_slices(), 1u) << n;
       out.Append("!");
       EXPECT_EQ(out.num_slices(), 1u) << n;
+    }
+  }
+}
+
+// kCopyPayloadMax is inclusive: 512 octets are copied behind the prefix into
+// one exactly sized block, 513 are moved (the payload's own block follows a
+// prefix slice).
+TEST(WriteMessageTest, CopiesUpTo512IncludedMoves513) {
+  for (const size_t n : {kCopyPayloadMax, kCopyPayloadMax + 1}) {
+    const Slice body = Slice::Copy(std::string(n, 'm'));
+    SliceBuffer payload;
+    payload.Append(body);
+    SliceBuffer out;
+    ASSERT_TRUE(WriteMessage(std::move(payload), false, &out).ok());
+    ASSERT_EQ(out.size(), kMessagePrefixSize + n);
+    EXPECT_EQ(out.ToString().substr(kMessagePrefixSize), std::string(n, 'm'));
+    if (n <= kCopyPayloadMax) {
+      ASSERT_EQ(out.num_slices(), 1u);
+      EXPECT_FALSE(out.slice(0).SharesBlockWith(body));
+      out.Append("!");  // The exact block is full.
+      EXPECT_EQ(out.num_slices(), 2u);
+    } else {
+      ASSERT_EQ(out.num_slices(), 2u);
+      EXPECT_EQ(out.slice(0).size(), kMessagePrefixSize);
+      EXPECT_TRUE(out.slice(1).SharesBlockWith(body));
     }
   }
 }
@@ -141,20 +166,20 @@ TEST(WriteMessageTest, PrefixThenPayloadSlices) {
   out.Append("!");
   EXPECT_EQ(out.num_slices(), 2u);
 
-  // Up to kCopyPayloadBelow octets, in two pieces: still one slice.
+  // Up to kCopyPayloadMax octets, in two pieces: still one slice.
   SliceBuffer pieces;
-  pieces.Append(Slice::Copy(std::string(kCopyPayloadBelow - 1, 'a')));
+  pieces.Append(Slice::Copy(std::string(kCopyPayloadMax - 1, 'a')));
   pieces.Append(Slice::Copy("b"));
   SliceBuffer out1;
   ASSERT_TRUE(WriteMessage(std::move(pieces), false, &out1).ok());
   ASSERT_EQ(out1.num_slices(), 1u);
   EXPECT_EQ(out1.ToString().substr(5),
-            std::string(kCopyPayloadBelow - 1, 'a') + "b");
+            std::string(kCopyPayloadMax - 1, 'a') + "b");
 
   // A larger one is not copied: its slices move behind the prefix.
   SliceBuffer big;
   const Slice big_body = Slice::Copy(Pattern(0x01020304 & 0xffff, 0));
-  ASSERT_GT(big_body.size(), kCopyPayloadBelow);
+  ASSERT_GT(big_body.size(), kCopyPayloadMax);
   big.Append(big_body);
   SliceBuffer out2;
   ASSERT_TRUE(WriteMessage(std::move(big), true, &out2).ok());

@@ -107,7 +107,7 @@ bool SerializeWithCachedSizesToSliceBuffer(
   if (size > kMaxChunk) return false;
   if (size == 0) return true;
   if (size <= kContiguousSerializeLimit) {
-    uint8_t* start = size <= kExactBlockBelow
+    uint8_t* start = size <= kExactBlockMax
                          ? out->AppendUninitializedExact(size)
                          : out->AppendUninitialized(size);
     return message.SerializeWithCachedSizesToArray(start) == start + size;

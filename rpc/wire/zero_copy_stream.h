@@ -86,11 +86,12 @@ class SliceBufferOutputStream final
 // output chain (a single SerializeWithCachedSizesToArray); larger ones through
 // SliceBufferOutputStream.
 inline constexpr size_t kContiguousSerializeLimit = 64 * 1024;
-// Messages up to this size are serialized into a block of exactly their size
+// Messages of up to this many octets, this size included, are serialized into
+// a block of exactly their size
 // (SliceBuffer::AppendUninitializedExact): a small allocation where a
 // kDefaultBlockSize block would be a larger, slower one for a few octets.
 // WriteMessage (message_framer.h) copies such a payload behind its prefix.
-inline constexpr size_t kExactBlockBelow = 512;
+inline constexpr size_t kExactBlockMax = 512;
 
 // Appends the serialization of `message` to *out. False when it is over 2 GiB
 // (protobuf's limit) or the message changed while being serialized; *out then

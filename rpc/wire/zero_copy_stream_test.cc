@@ -122,6 +122,26 @@ TEST(SerializeTest, SmallIsContiguousAfterPrefix) {
   EXPECT_EQ(out.ToString().substr(kMessagePrefixSize), m.SerializeAsString());
 }
 
+// Up to kExactBlockMax octets, that size included, a message is serialized
+// into a block of exactly its size (full: the next append starts a new
+// slice); one octet more takes a default block with room left (the next
+// append extends the same slice).
+TEST(SerializeTest, ExactBlockUpTo512Included) {
+  for (const size_t target : {kExactBlockMax, kExactBlockMax + 1}) {
+    TestMessage m;
+    // A payload field alone: tag, 2-octet length, the octets.
+    m.set_payload(std::string(target - 3, 'x'));
+    const size_t size = m.ByteSizeLong();
+    ASSERT_EQ(size, target);
+    SliceBuffer out;
+    ASSERT_TRUE(SerializeWithCachedSizesToSliceBuffer(m, size, &out));
+    ASSERT_EQ(out.ToString(), m.SerializeAsString()) << target;
+    ASSERT_EQ(out.num_slices(), 1u) << target;
+    out.Append("!");
+    EXPECT_EQ(out.num_slices(), target <= kExactBlockMax ? 2u : 1u) << target;
+  }
+}
+
 TEST(SerializeTest, RoundTripSizes) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{4000}, size_t{5000},
                    kContiguousSerializeLimit - 100, kContiguousSerializeLimit,
