@@ -172,6 +172,7 @@ TEST(EncoderTest, IndexNameOnlyFieldsLeaveTheTableAlone) {
   ASSERT_EQ(decoder.Decode(encoder.EncodeBlock(first, 2), &list),
             DecodeError::kOk);
   ASSERT_EQ(encoder.table().num_entries(), 2u);
+  ASSERT_EQ(decoder.table().num_entries(), 2u);
   const uint64_t version = encoder.table().version();
   for (const char* timeout : {"2S", "3S", "1S"}) {
     const HeaderField next[] = {{"content-type", "application/grpc"},
@@ -191,6 +192,7 @@ TEST(EncoderTest, IndexNameOnlyFieldsLeaveTheTableAlone) {
     EXPECT_FALSE(list[1].sensitive);
     EXPECT_EQ(encoder.table().version(), version);
     EXPECT_EQ(encoder.table().num_entries(), 2u);
+    EXPECT_EQ(decoder.table().num_entries(), 2u);
   }
   // A static name (user-agent, 58) is never indexed with its value: 0x0f 0x2b.
   Encoder fresh(Raw());

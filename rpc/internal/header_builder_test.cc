@@ -48,6 +48,31 @@ TEST(HeaderBuilderTest, EmptyAndExactlyFittingCopies) {
   EXPECT_EQ(h.fields()[2].value, "y");
 }
 
+// A value longer than the whole inline storage goes to the overflow at once;
+// the inline storage stays free for the short ones after it.
+TEST(HeaderBuilderTest, AValueLongerThanTheInlineStorage) {
+  HeaderBuilder h;
+  std::string long_value(HeaderBuilder::kInlineStorage + 1, 'l');
+  h.AddCopy("long", long_value);
+  std::string short_value(HeaderBuilder::kInlineStorage, 's');
+  h.AddCopy("short", short_value);
+  std::string changing(3 * HeaderBuilder::kInlineStorage, 'c');
+  h.AddChangingCopy("changing", changing);
+  const std::string expected_long = long_value;
+  const std::string expected_short = short_value;
+  const std::string expected_changing = changing;
+  long_value.assign(long_value.size(), '#');  // the builder kept its copies
+  short_value.assign(short_value.size(), '#');
+  changing.assign(changing.size(), '#');
+  ASSERT_EQ(h.fields().size(), 3u);
+  EXPECT_EQ(h.fields()[0].name, "long");
+  EXPECT_EQ(h.fields()[0].value, expected_long);
+  EXPECT_EQ(h.fields()[1].value, expected_short);
+  EXPECT_EQ(h.fields()[2].value, expected_changing);
+  EXPECT_FALSE(h.fields()[0].index_name_only);
+  EXPECT_TRUE(h.fields()[2].index_name_only);
+}
+
 TEST(HeaderBuilderTest, ChangingCopiesAreMarkedIndexNameOnly) {
   HeaderBuilder h;
   h.AddCopy("a", "1");
