@@ -9,6 +9,9 @@ inclusive instruction count (Ir) of all its calls divided by the number of
 calls, from callgrind's call records. Benchmarks give each timed body a
 noinline function of its own, so this is the cost of one iteration without the
 harness. Run with LD_BIND_NOW=1 so lazy symbol binding is not counted.
+
+Reads both forms of callgrind's names: compressed ("fn=(12) name" once, then
+"fn=(12)"; the default) and plain ("fn=name", from --compress-strings=no).
 """
 
 import collections
@@ -20,7 +23,7 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     path, pattern = sys.argv[1], re.compile(sys.argv[2])
-    names = {}  # Callgrind compresses repeated names to "(id)".
+    names = {}  # Compressed names: "(id) name" the first time, then "(id)".
     calls = collections.Counter()
     inclusive = collections.Counter()
     callee = None
@@ -28,12 +31,15 @@ def main():
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
-            m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line)
+            m = re.match(r"(c?fn)=(?:\((\d+)\) ?)?(.*)$", line)
             if m:
-                if m.group(3):
-                    names[m.group(2)] = m.group(3)
-                if m.group(1) == "cfn":
-                    callee = names.get(m.group(2), m.group(2))
+                kind, ident, name = m.groups()
+                if ident is not None:
+                    if name:
+                        names[ident] = name
+                    name = names.get(ident, ident)
+                if kind == "cfn":
+                    callee = name
             elif line.startswith("calls="):
                 pending = (callee, int(line[6:].split()[0]))
             elif pending and line[:1] and (line[0].isdigit() or line[0] in "+-*"):
