@@ -77,7 +77,15 @@ class HealthCheckService::Watcher final
       absl::MutexLock lock(&service_->mu_);
       auto it = service_->watchers_.find(name_);
       it->second.erase(this);
-      if (it->second.empty()) service_->watchers_.erase(it);
+      if (it->second.empty()) {
+        service_->watchers_.erase(it);
+        // A name watched but never set leaves with its last Watch.
+        auto status = service_->statuses_.find(name_);
+        if (status != service_->statuses_.end() &&
+            status->second == HealthCheckResponse::SERVICE_UNKNOWN) {
+          service_->statuses_.erase(status);
+        }
+      }
       --service_->num_watchers_;
     }
     delete this;
@@ -122,7 +130,7 @@ void HealthCheckService::NotifyLocked(const std::string* service_name) {
 void HealthCheckService::SetServingStatus(const std::string& service_name,
                                           bool serving) {
   absl::MutexLock lock(&mu_);
-  if (shutdown_) return;
+  if (shutdown_) serving = false;  // As in grpc++: recorded, NOT_SERVING.
   statuses_[service_name] =
       serving ? HealthCheckResponse::SERVING : HealthCheckResponse::NOT_SERVING;
   NotifyLocked(&service_name);
@@ -130,7 +138,8 @@ void HealthCheckService::SetServingStatus(const std::string& service_name,
 
 void HealthCheckService::SetServingStatus(bool serving) {
   absl::MutexLock lock(&mu_);
-  if (shutdown_) return;
+  if (shutdown_) serving = false;
+  // Every name in the map: those set and those watched.
   for (auto& [name, status] : statuses_) {
     status = serving ? HealthCheckResponse::SERVING
                      : HealthCheckResponse::NOT_SERVING;
@@ -208,6 +217,9 @@ ServerWriteReactor<HealthCheckResponse>* HealthCheckService::Watch(
   ++num_watchers_;
   auto* watcher = new Watcher(this, request->service());
   watchers_[watcher->name()].insert(watcher);
+  // As in grpc++, a watched name is in the map (unknown until set), so the
+  // all-names SetServingStatus and Shutdown change it too.
+  statuses_.try_emplace(watcher->name(), HealthCheckResponse::SERVICE_UNKNOWN);
   watcher->UpdateLocked();  // The first status, at once.
   return watcher;
 }

@@ -103,6 +103,7 @@ class HealthCheckService final
 
   const int max_watchers_;
   mutable absl::Mutex mu_;
+  // Every name set, and every name watched (SERVICE_UNKNOWN until set).
   absl::flat_hash_map<std::string, ServingStatus> statuses_
       ABSL_GUARDED_BY(mu_);
   // The open Watches by name (a Watcher leaves in its OnDone).

@@ -128,13 +128,15 @@ TEST_F(HealthTest, CheckServerAndNamedServices) {
   ASSERT_TRUE(Check("pkg.Bar", &resp).ok());
   EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
 
-  // Shutdown: NOT_SERVING, and later changes are ignored.
+  // Shutdown: NOT_SERVING, and later changes record NOT_SERVING (as in
+  // grpc++).
   health->Shutdown();
   health->SetServingStatus("", true);
   health->SetServingStatus("pkg.New", true);
-  ASSERT_TRUE(Check("", &resp).ok());
-  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
-  EXPECT_EQ(Check("pkg.New", &resp).error_code(), StatusCode::NOT_FOUND);
+  for (const char* name : {"", "pkg.Foo", "pkg.New"}) {
+    ASSERT_TRUE(Check(name, &resp).ok()) << name;
+    EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING) << name;
+  }
 }
 
 TEST_F(HealthTest, WatchInitialChangeAndCancel) {
@@ -184,6 +186,78 @@ TEST_F(HealthTest, WatchUnknownServiceThenKnown) {
   reader->Finish();
 }
 
+// As in grpc++, a watched name is in the service's map while watched: the
+// all-names SetServingStatus and Shutdown change it too, though Check still
+// answers NOT_FOUND until a status is set; a name never set leaves the map
+// with its last Watch.
+TEST_F(HealthTest, WatchedNamesAreChangedByAllAtOnceAndShutdown) {
+  StartServer(true);
+  HealthCheckService* health = Default();
+  HealthCheckResponse resp;
+
+  // Watched, never set, then no longer watched: unknown again.
+  {
+    ClientContext ctx;
+    Bound(&ctx);
+    auto reader = stub_->Watch(&ctx, Request("pkg.Gone"));
+    ASSERT_TRUE(reader->Read(&resp));
+    EXPECT_EQ(resp.status(), HealthCheckResponse::SERVICE_UNKNOWN);
+    EXPECT_EQ(Check("pkg.Gone", &resp).error_code(), StatusCode::NOT_FOUND);
+    ctx.TryCancel();
+    EXPECT_FALSE(reader->Read(&resp));
+    reader->Finish();
+    ASSERT_TRUE(WaitFor([&] { return health->num_watchers() == 0; }));
+  }
+  EXPECT_EQ(Check("pkg.Gone", &resp).error_code(), StatusCode::NOT_FOUND);
+  health->SetServingStatus(true);
+  EXPECT_EQ(Check("pkg.Gone", &resp).error_code(), StatusCode::NOT_FOUND);
+
+  ClientContext ctx_a;
+  Bound(&ctx_a);
+  auto reader_a = stub_->Watch(&ctx_a, Request("pkg.A"));
+  ASSERT_TRUE(reader_a->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVICE_UNKNOWN);
+  ClientContext ctx_b;
+  Bound(&ctx_b);
+  auto reader_b = stub_->Watch(&ctx_b, Request("pkg.B"));
+  ASSERT_TRUE(reader_b->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVICE_UNKNOWN);
+
+  // All at once reaches the watched names.
+  health->SetServingStatus(false);
+  ASSERT_TRUE(reader_a->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  ASSERT_TRUE(reader_b->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  ASSERT_TRUE(Check("pkg.A", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+
+  // Shutdown makes a watched name NOT_SERVING even if it was never set.
+  ClientContext ctx_c;
+  Bound(&ctx_c);
+  auto reader_c = stub_->Watch(&ctx_c, Request("pkg.C"));
+  ASSERT_TRUE(reader_c->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVICE_UNKNOWN);
+  health->SetServingStatus("pkg.A", true);
+  ASSERT_TRUE(reader_a->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::SERVING);
+  health->Shutdown();
+  ASSERT_TRUE(reader_a->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  ASSERT_TRUE(reader_c->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+  // After Shutdown a change records NOT_SERVING.
+  health->SetServingStatus("pkg.D", true);
+  ASSERT_TRUE(Check("pkg.D", &resp).ok());
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
+
+  for (ClientContext* ctx : {&ctx_a, &ctx_b, &ctx_c}) ctx->TryCancel();
+  for (auto* reader : {reader_a.get(), reader_b.get(), reader_c.get()}) {
+    EXPECT_FALSE(reader->Read(&resp));
+    reader->Finish();
+  }
+}
+
 TEST_F(HealthTest, ServerShutdownEndsWatches) {
   StartServer(true);
   ClientContext ctx;
@@ -209,7 +283,9 @@ TEST_F(HealthTest, ServerShutdownEndsWatches) {
   EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
   EXPECT_FALSE(reader->Read(&resp));
   EXPECT_EQ(reader->Finish().error_code(), StatusCode::UNAVAILABLE);
-  // An unknown name stays unknown (Shutdown covers the known ones).
+  // A watched name is known to Shutdown even if never set (as in grpc++).
+  ASSERT_TRUE(reader2->Read(&resp));
+  EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
   EXPECT_FALSE(reader2->Read(&resp));
   EXPECT_EQ(reader2->Finish().error_code(), StatusCode::UNAVAILABLE);
   EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(15)));
