@@ -21,14 +21,18 @@
 // * Check answers the status, or NOT_FOUND for an unknown name.
 // * Watch sends the status at once (SERVICE_UNKNOWN for an unknown name, the
 //   call stays open), then each change; changes that follow each other
-//   faster than the client reads may arrive as the latest one only. It ends
-//   when the client cancels (or its deadline passes), or when the server owning
-//   the default service shuts down (the last status again: NOT_SERVING, or
-//   SERVICE_UNKNOWN for a name never set; then UNAVAILABLE). An
-//   explicitly registered service's Watches end like any other call, at the
-//   server's shutdown deadline.
-// * Shutdown makes every name NOT_SERVING and ignores later changes (the
-//   Watches stay open).
+//   faster than the client reads may arrive as the latest one only. Only
+//   changes are sent: a status equal to the last one sent is not sent again.
+//   It ends when the client cancels (or its deadline passes), or when the
+//   server owning the default service shuts down (UNAVAILABLE, after the
+//   NOT_SERVING that Shutdown made, if that was a change). An explicitly
+//   registered service's Watches end like any other call, at the server's
+//   shutdown deadline.
+// * As in grpc++, a watched name is in the service's map while watched
+//   (SERVICE_UNKNOWN until set; Check still answers NOT_FOUND), so the
+//   all-names SetServingStatus(serving) and Shutdown change it too.
+// * Shutdown makes every name set or watched NOT_SERVING (the Watches stay
+//   open); a later SetServingStatus records NOT_SERVING whatever it asks.
 //
 // Cost: both methods are callback handlers (rpc/server_callback.h): they run
 // on the connection's loop thread and hold no thread. An open Watch is a
