@@ -38,15 +38,23 @@
 // on the connection's loop thread and hold no thread. An open Watch is a
 // ServerWriteReactor waiting for a change: a change starts a write on every
 // Watch of its name (one outstanding each; a newer status waits for the
-// previous OnWriteDone and replaces any older one not yet sent). At most
-// `max_watchers` are open at once (default 10,000, a bound on memory);
-// more are refused with RESOURCE_EXHAUSTED (clients retry with backoff).
+// previous OnWriteDone and replaces any older one not yet sent). The
+// service's lock is held only to record a change and reference its Watches
+// (a pointer each); their writes start after it is released, each under its
+// Watch's own lock (as grpc++'s WatchReactor), so Check and the other
+// Watches' reactions do not wait for the writes of a change to 10,000
+// Watches to be posted. At most `max_watchers` are open at once (default
+// 10,000, a bound on memory); more are refused with RESOURCE_EXHAUSTED (clients
+// retry with backoff).
 
 #ifndef RPC_HEALTH_HEALTH_CHECK_SERVICE_H_
 #define RPC_HEALTH_HEALTH_CHECK_SERVICE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -100,10 +108,23 @@ class HealthCheckService final
 
   ServingStatus StatusLocked(const std::string& service_name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Lets every open Watch (of `service_name` only, when given) send the
-  // status if it changed, or end after the server's shutdown.
-  void NotifyLocked(const std::string* service_name)
+
+  // The statuses to deliver to the open Watches after a change, each
+  // Watcher referenced until its delivery.
+  struct Changes {
+    std::vector<std::pair<Watcher*, ServingStatus>> to;
+    uint64_t version = 0;
+    bool end = false;  // The server shut down: end each Watch after its send.
+  };
+  // The Watches of `service_name` (every Watch when null), with their
+  // names' statuses, as the change just made.
+  Changes CollectLocked(const std::string* service_name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands each its status, outside mu_ (each Watcher starts its write under
+  // its own lock), then drops the references.
+  void Deliver(Changes changes) ABSL_LOCKS_EXCLUDED(mu_);
+  // A Watcher's OnDone.
+  void RemoveWatcher(Watcher* watcher) ABSL_LOCKS_EXCLUDED(mu_);
 
   const int max_watchers_;
   mutable absl::Mutex mu_;
@@ -115,6 +136,8 @@ class HealthCheckService final
       ABSL_GUARDED_BY(mu_);
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   bool server_shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  // Counts the changes: orders deliveries made outside mu_.
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 1;
   int num_watchers_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
