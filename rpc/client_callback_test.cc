@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -1278,6 +1279,11 @@ TEST_P(ClientCallbackTest, WriteCreditNeverReactsAfterTheStatus) {
       (void)stub_->Echo(&ctx, req, &resp);
     }
   });
+  // On any exit (an ASSERT too) the thread stops and is joined.
+  absl::Cleanup join_blocking = [&] {
+    stop = true;
+    blocking.join();
+  };
   constexpr int kIterations = 40;
   for (int i = 0; i < kIterations; ++i) {
     SCOPED_TRACE(i);
@@ -1286,6 +1292,12 @@ TEST_P(ClientCallbackTest, WriteCreditNeverReactsAfterTheStatus) {
     auto* pump = new BidiPump(
         stub_.get(), cancel ? absl::Seconds(30) : absl::Milliseconds(5 + i),
         &shared);
+    // Past a failed ASSERT the pump still runs until its deadline: `shared`
+    // must outlive it.
+    absl::Cleanup wait_pump = [&] {
+      EXPECT_TRUE(
+          shared.done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+    };
     if (cancel) {
       ASSERT_TRUE(WaitUntil([&] { return shared.write_reactions.load() > i; },
                             absl::Seconds(30)));
@@ -1298,8 +1310,6 @@ TEST_P(ClientCallbackTest, WriteCreditNeverReactsAfterTheStatus) {
     RoundTrip();
     EXPECT_EQ(shared.late_reactions.load(), 0);
   }
-  stop = true;
-  blocking.join();
 }
 
 INSTANTIATE_TEST_SUITE_P(Peers, ClientCallbackTest,

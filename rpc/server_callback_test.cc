@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -1246,7 +1247,17 @@ TEST_F(CallbackServerTest, FinishFromAThreadRacesCancelAndConnectionClose) {
     ClientContext ctx;
     std::unique_ptr<RawClient> raw;
     std::thread client;
+    std::thread ender;
     std::atomic<bool> go{false};
+    // On any exit (an ASSERT too) both threads end and are joined.
+    absl::Cleanup join_threads = [&] {
+      go = true;
+      if (ender.joinable()) ender.join();
+      if (client.joinable()) {
+        ctx.TryCancel();
+        client.join();
+      }
+    };
     if (drop_connection) {
       raw = std::make_unique<RawClient>(port_);
       ASSERT_TRUE(raw->connected());
@@ -1258,7 +1269,7 @@ TEST_F(CallbackServerTest, FinishFromAThreadRacesCancelAndConnectionClose) {
       });
     }
     ASSERT_TRUE(WaitFor([&] { return service_.held.size() == 1; }));
-    std::thread ender([&] {
+    ender = std::thread([&] {
       while (!go.load()) {
       }
       if (drop_connection) {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -277,6 +278,7 @@ TEST_F(HealthTest, ServerShutdownEndsWatches) {
     server_->Shutdown(absl::Now() + absl::Seconds(300));
     done.Notify();
   });
+  absl::Cleanup join_shutdown = [&] { shutdown.join(); };
   ASSERT_TRUE(reader->Read(&resp));
   EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
   EXPECT_FALSE(reader->Read(&resp));
@@ -287,7 +289,6 @@ TEST_F(HealthTest, ServerShutdownEndsWatches) {
   EXPECT_FALSE(reader2->Read(&resp));
   EXPECT_EQ(reader2->Finish().error_code(), StatusCode::UNAVAILABLE);
   EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
-  shutdown.join();
 }
 
 TEST_F(HealthTest, ExplicitServiceAndWatcherLimit) {
@@ -349,6 +350,7 @@ class WatchReactor final : public ClientReadReactor<HealthCheckResponse> {
     done_.Notify();
   }
   void Cancel() { ctx_.TryCancel(); }
+  bool finished() const { return done_.HasBeenNotified(); }
   int last() const { return last_.load(); }
   int reads() const { return reads_.load(); }
   bool WaitDone() {
@@ -384,6 +386,20 @@ TEST_F(HealthTest, ManyWatchesHoldNoThread) {
   const int threads = transport::testing::ThreadCount();
 
   std::vector<std::unique_ptr<WatchReactor>> watches;
+  // On any exit (an ASSERT too) no reactor is freed while its call runs:
+  // each is cancelled and its OnDone waited for; one that never ends is
+  // leaked instead.
+  absl::Cleanup end_watches = [&] {
+    for (auto& w : watches) {
+      if (!w->finished()) w->Cancel();
+    }
+    for (auto& w : watches) {
+      if (!w->WaitDone()) {
+        ADD_FAILURE() << "a Watch never ended";
+        w.release();
+      }
+    }
+  };
   for (int i = 0; i < kWatches; ++i) {
     // A third watch a name not known yet.
     watches.push_back(
@@ -520,6 +536,7 @@ TEST_F(GrpcClientHealthTest, ServerShutdownEndsWatch) {
     server_->Shutdown(absl::Now() + absl::Seconds(300));
     done.Notify();
   });
+  absl::Cleanup join_shutdown = [&] { shutdown.join(); };
   ASSERT_TRUE(reader->Read(&resp));
   EXPECT_EQ(resp.status(), HealthCheckResponse::NOT_SERVING);
   EXPECT_FALSE(reader->Read(&resp));
@@ -529,7 +546,6 @@ TEST_F(GrpcClientHealthTest, ServerShutdownEndsWatch) {
   // client's PING ACK, which an idle grpc++ 1.51 client sends from its 5 s
   // backup poller (up to the 5 s shutdown_ping_timeout).
   EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
-  shutdown.join();
 }
 
 TEST_F(GrpcClientHealthTest, DisabledIsUnimplemented) {
