@@ -1268,6 +1268,11 @@ class BidiPump final : public ClientBidiReactor<EchoRequest, EchoResponse> {
 // every write gets exactly one OnWriteDone, none after OnDone (the reactor
 // is deleted there: ASan also sees a late one).
 TEST_P(ClientCallbackTest, WriteCreditNeverReactsAfterTheStatus) {
+  // One counter block per pump, each at an address of its own and alive to
+  // the end of the test: a late reaction of an earlier pump counts in its
+  // own block whenever it comes (a block reused by the next pump, as a
+  // per-iteration stack object was, took it as the new pump's reaction).
+  std::vector<std::unique_ptr<BidiPump::Shared>> blocks;
   std::atomic<bool> stop{false};
   std::thread blocking([&] {
     while (!stop.load()) {
@@ -1287,12 +1292,13 @@ TEST_P(ClientCallbackTest, WriteCreditNeverReactsAfterTheStatus) {
   constexpr int kIterations = 40;
   for (int i = 0; i < kIterations; ++i) {
     SCOPED_TRACE(i);
-    BidiPump::Shared shared;
+    blocks.push_back(std::make_unique<BidiPump::Shared>());
+    BidiPump::Shared& shared = *blocks.back();
     const bool cancel = i % 2 == 1;
     auto* pump = new BidiPump(
         stub_.get(), cancel ? absl::Seconds(30) : absl::Milliseconds(5 + i),
         &shared);
-    // Past a failed ASSERT the pump still runs until its deadline: `shared`
+    // Past a failed ASSERT the pump still runs until its deadline: the test
     // must outlive it.
     absl::Cleanup wait_pump = [&] {
       EXPECT_TRUE(
@@ -1309,6 +1315,11 @@ TEST_P(ClientCallbackTest, WriteCreditNeverReactsAfterTheStatus) {
     // Whatever was posted for the call has run by the next round trip.
     RoundTrip();
     EXPECT_EQ(shared.late_reactions.load(), 0);
+  }
+  // Nor did any come later, during another pump's turn.
+  RoundTrip();
+  for (int i = 0; i < kIterations; ++i) {
+    EXPECT_EQ(blocks[i]->late_reactions.load(), 0) << i;
   }
 }
 
