@@ -879,13 +879,32 @@ TEST_F(CallbackServerTest, EarlyFinishEndsBlockedClientWrites) {
     FAIL() << service_.held.size();
   }
   // The stream windows (1 MiB) let 32 MiB in, the connection only 20 MiB:
-  // the writers run dry. Given time, every octet the connection lets in has
-  // arrived (a slow machine only makes the stall less complete).
+  // the writers run dry.
   if (!WaitFor([&] { return shared->written.load() >= (16 << 20) / kSize; })) {
     give_up();
     FAIL() << shared->written.load();
   }
-  absl::SleepFor(absl::Seconds(1));
+  // The stall is complete once `written` stays put across a few round trips
+  // on a connection of its own (the loops had turns meanwhile), however slow
+  // the machine.
+  auto other = EchoService::NewStub(CreateChannel(
+      absl::StrCat("127.0.0.1:", port_), InsecureChannelCredentials()));
+  int steady = 0;
+  int last = -1;
+  if (!WaitFor([&] {
+        EchoResponse resp;
+        ClientContext ctx;
+        if (!other->Echo(WithDeadline(&ctx), EchoRequest(), &resp).ok()) {
+          return false;
+        }
+        const int now = shared->written.load();
+        steady = now == last ? steady + 1 : 0;
+        last = now;
+        return steady >= 3;
+      })) {
+    give_up();
+    FAIL() << "the writers never settled: " << shared->written.load();
+  }
   EXPECT_LT(shared->written.load(), kHogs * kHogMessages) << "nothing held";
   service_.held.ForEach<CallbackEcho::Reader>([](auto* r) {
     r->Finish(Status(StatusCode::ABORTED, "finished early"));
@@ -1156,6 +1175,11 @@ class RawClient {
     return true;
   }
 
+  // What the connection may still send (the server's credit).
+  int64_t connection_send_window() const {
+    return conn_->connection_send_window();
+  }
+
   // Drops the connection with a TCP reset (no GOAWAY, no RST_STREAM).
   void Abort() {
     linger l = {1, 0};
@@ -1209,12 +1233,24 @@ TEST_F(CallbackServerTest, EarlyFinishWithUnreadRequestsFreesTheConnection) {
     raw.Flush();
     return service_.held.size() == kHogs;
   }));
-  // Given time, what the windows let through has arrived.
-  const absl::Time settle = absl::Now() + absl::Seconds(1);
-  while (absl::Now() < settle) {
-    ASSERT_TRUE(raw.Flush());
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  // Everything the windows let through went out: the connection's send
+  // window stays used up across a few round trips on a connection of its
+  // own (the server's loops had turns to give credit back), however slow
+  // the machine.
+  auto other = EchoService::NewStub(CreateChannel(
+      absl::StrCat("127.0.0.1:", port_), InsecureChannelCredentials()));
+  int steady = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    EchoResponse resp;
+    ClientContext ctx;
+    if (!raw.Flush() ||
+        !other->Echo(WithDeadline(&ctx), EchoRequest(), &resp).ok() ||
+        !raw.Flush()) {
+      return false;
+    }
+    steady = raw.connection_send_window() <= 0 ? steady + 1 : 0;
+    return steady >= 3;
+  })) << raw.connection_send_window();
   service_.held.ForEach<CallbackEcho::Reader>([](auto* r) {
     r->Finish(Status(StatusCode::ABORTED, "finished early"));
   });
