@@ -1,11 +1,15 @@
 #include "rpc/internal/call_core.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "transport/slice/slice.h"
 
@@ -220,6 +224,32 @@ TEST(CallCoreTest, DrainedBurstReleasesTheQueue) {
     ASSERT_EQ(out.ToString(), std::to_string(i));
   }
   EXPECT_LE(core.queue_slots(), 2u);
+}
+
+// CloseWrites (the call has its status) ends a writer waiting for credit
+// (false), and every later AcquireWriteCredit fails at once, even with
+// nothing in flight: no credit comes back to a finished call, so a writer let
+// through would wait for good.
+TEST(CallCoreTest, CloseWritesEndsAWaitingWriterAndLaterAcquires) {
+  CallCore core(1 << 20, /*write_bound=*/100);
+  ASSERT_TRUE(core.AcquireWriteCredit(150));  // Now over the bound.
+  std::atomic<bool> acquired{true};
+  absl::Notification returned;
+  std::thread writer([&] {
+    acquired = core.AcquireWriteCredit(10);  // Waits: nothing releases.
+    returned.Notify();
+  });
+  // Past a failure the writer is let go (Cancel wakes it) and joined.
+  absl::Cleanup join_writer = [&] {
+    core.Cancel();
+    writer.join();
+  };
+  core.CloseWrites();
+  ASSERT_TRUE(returned.WaitForNotificationWithTimeout(absl::Seconds(60)))
+      << "the waiting writer was not woken";
+  EXPECT_FALSE(acquired.load());
+  EXPECT_FALSE(core.AcquireWriteCredit(1));
+  EXPECT_FALSE(core.HasWriteCredit());
 }
 
 }  // namespace
