@@ -7,14 +7,14 @@ namespace rpc {
 namespace internal {
 
 size_t CallCore::OnDataBytes(size_t n) {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   if (cancelled_ || queued_bytes_ < read_bound_) return n;
   owed_bytes_ += n;
   return 0;
 }
 
 void CallCore::PushMessage(transport::SliceBuffer payload) {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   if (cancelled_) return;
   queued_bytes_ += payload.size() + kMessageCharge;
   const bool zero_copy =
@@ -42,7 +42,7 @@ void CallCore::PushMessage(transport::SliceBuffer payload) {
 }
 
 void CallCore::PushEnd() {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   ended_ = true;
   cv_.SignalAll();
 }
@@ -50,7 +50,7 @@ void CallCore::PushEnd() {
 void CallCore::Cancel() {
   absl::AnyInvocable<void()> hook;
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     cancelled_ = true;
     messages_.clear();
     head_ = 0;
@@ -65,7 +65,7 @@ void CallCore::Cancel() {
 
 void CallCore::SetCancelHook(absl::AnyInvocable<void()> hook) {
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     if (!cancelled_) {
       cancel_hook_ = std::move(hook);
       return;
@@ -75,27 +75,27 @@ void CallCore::SetCancelHook(absl::AnyInvocable<void()> hook) {
 }
 
 void CallCore::ReleaseWriteCredit() {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   inflight_ = 0;
   cv_.SignalAll();
 }
 
 void CallCore::CloseWrites() {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   writes_closed_ = true;
   inflight_ = 0;
   cv_.SignalAll();
 }
 
 bool CallCore::HasWriteCredit() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return inflight_ > 0;
 }
 
 CallCore::ReadResult CallCore::Read(transport::SliceBuffer* out,
                                     size_t* consume) {
   *consume = 0;
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   auto empty = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return head_ == messages_.size() && packed_ == nullptr;
   };
@@ -126,7 +126,7 @@ CallCore::ReadResult CallCore::Read(transport::SliceBuffer* out,
 }
 
 bool CallCore::AcquireWriteCredit(size_t n) {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   while (inflight_ > write_bound_ && !cancelled_ && !writes_closed_) {
     cv_.Wait(&mu_);
   }
@@ -136,33 +136,33 @@ bool CallCore::AcquireWriteCredit(size_t n) {
 }
 
 bool CallCore::cancelled() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return cancelled_;
 }
 
 size_t CallCore::zero_copy_queued() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return messages_.size() - head_;
 }
 
 size_t CallCore::packed_queued() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return packed_ == nullptr ? 0 : packed_->sizes.size() - packed_->head;
 }
 
 size_t CallCore::queue_slots() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return messages_.capacity() +
          (packed_ == nullptr ? 0 : packed_->sizes.capacity());
 }
 
 bool CallCore::readable() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return head_ < messages_.size() || packed_ != nullptr || ended_ || cancelled_;
 }
 
 bool CallCore::input_complete() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return ended_ || cancelled_;
 }
 

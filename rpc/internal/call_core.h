@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
+#include "transport/io/mutex.h"
 #include "transport/slice/slice.h"
 
 namespace rpc {
@@ -128,8 +128,8 @@ class CallCore {
 
   const size_t read_bound_;
   const size_t write_bound_;
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;
+  mutable transport::Mutex mu_;
+  transport::CondVar cv_;
   // The queue, oldest first: messages_[head_, end) (zero-copy, at most
   // kMaxZeroCopyQueued; the slots before head_ are empty husks dropped
   // lazily), then packed_'s. Not a std::deque: an empty one already holds

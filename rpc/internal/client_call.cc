@@ -135,7 +135,7 @@ void ClientCall::LoopHandOver(std::vector<PendingWrite> writes) {
 bool ClientCall::Write(transport::SliceBuffer payload, bool end) {
   if (writes_done_) return false;
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     if (has_status_) return false;
   }
   PendingWrite w;
@@ -199,7 +199,7 @@ void ClientCall::PollUntil(absl::FunctionRef<bool()> done) {
 void ClientCall::WaitForInitialMetadata() {
   PollUntil(
       [this] { return initial_or_status_.load(std::memory_order_acquire); });
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   while (!has_initial_ && !has_status_) cv_.Wait(&mu_);
 }
 
@@ -208,7 +208,7 @@ Status ClientCall::Finish(Metadata* initial, Metadata* trailing) {
   // then completes the call on this thread, one wake-up (the caller's)
   // instead of two (rpc/README.md, "Threading model").
   PollUntil([this] { return status_set_.load(std::memory_order_acquire); });
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   while (!has_status_) cv_.Wait(&mu_);
   if (initial != nullptr) *initial = initial_;
   if (trailing != nullptr) *trailing = trailing_;
@@ -222,22 +222,22 @@ void ClientCall::Cancel(Status status) {
 }
 
 void ClientCall::CopyInitialMetadata(Metadata* out) const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   *out = initial_;
 }
 
 bool ClientCall::has_status() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return has_status_;
 }
 
 std::string ClientCall::peer() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return peer_;
 }
 
 std::shared_ptr<const AuthContext> ClientCall::auth_context() const {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return auth_context_;
 }
 
@@ -346,7 +346,7 @@ void ClientCall::LoopStart(ClientTransport* transport) {
   stream_id_ = *id;
   stream_open_ = true;
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     peer_ = transport->peer();
     auth_context_ = transport->auth_context();
   }
@@ -415,7 +415,7 @@ void ClientCall::LoopOnHeaders(const hpack::HeaderList& headers,
     decompressor_.set_encoding(*e);
   }
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     ParseMetadata(headers, &initial_);
     has_initial_ = true;
     initial_or_status_.store(true, std::memory_order_release);
@@ -658,7 +658,7 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   core_.CloseWrites();
   loop_inflight_ = 0;
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     status_ = std::move(status);
     trailing_ = std::move(trailing);
     has_status_ = true;

@@ -67,7 +67,6 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "hpack/header_list.h"
 #include "rpc/auth_context.h"
@@ -80,6 +79,7 @@
 #include "rpc/wire/status.h"
 #include "transport/frame/http2_error.h"
 #include "transport/io/event_loop.h"
+#include "transport/io/mutex.h"
 #include "transport/slice/slice.h"
 
 namespace rpc {
@@ -350,8 +350,8 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   int observer_posted_ = 0;
 
   // Shared.
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;
+  mutable transport::Mutex mu_;
+  transport::CondVar cv_;
   bool has_initial_ ABSL_GUARDED_BY(mu_) = false;
   bool has_status_ ABSL_GUARDED_BY(mu_) = false;
   // has_status_, and has_initial_ || has_status_, for a co-polling caller
