@@ -24,14 +24,14 @@ WorkerPool::WorkerPool(int min_threads, int max_threads,
       max_threads_(max_threads < min_threads ? min_threads : max_threads),
       idle_time_(idle_time),
       max_waiting_(max_waiting) {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   for (int i = 0; i < min_threads; ++i) AddThreadLocked();
 }
 
 WorkerPool::~WorkerPool() { Shutdown(); }
 
 void WorkerPool::set_co_poll(bool on) {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   co_poll_ = on;
 }
 
@@ -39,9 +39,11 @@ void WorkerPool::Shutdown() {
   ThreadList threads;
   transport::EventLoop* kick = nullptr;
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     stop_ = true;
     threads.swap(threads_);
+    work_cv_.SignalAll();
+    state_cv_.SignalAll();
     kick = copoll_loop_;
     if (kick != nullptr) copoll_kick_.store(true);
   }
@@ -62,7 +64,7 @@ void WorkerPool::AddThreadLocked() {
 void WorkerPool::JoinRetired() {
   std::vector<std::thread> retired;
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     retired.swap(retired_);
   }
   for (std::thread& t : retired) t.join();
@@ -74,7 +76,7 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
   transport::EventLoop* kick = nullptr;
   if (t_copolling_pool == this && !*t_claim) {
     // The co-polling worker read this task's request: it runs it itself.
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     if (!stop_) {
       ticket.id = next_id_++;
       *t_claim = std::move(task);
@@ -84,7 +86,7 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
     }
   }
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     const bool can_grow = static_cast<int>(threads_.size()) < max_threads_;
     // Tasks already queued beyond the idle threads that will take them.
     const size_t waiting =
@@ -96,6 +98,7 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
       ticket.id = next_id_++;
       queue_.push_back(Queued{ticket.id, std::move(task), nullptr,
                               transport::EventLoop::Current()});
+      work_cv_.Signal();
       // The co-polling worker (counted idle) sleeps in epoll_wait, not on
       // mu_: end its co-poll so it takes the task (unless this is its own
       // thread, which takes it next anyway).
@@ -123,11 +126,12 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
 
 bool WorkerPool::Cancel(TaskId id) {
   absl::AnyInvocable<void()> task;  // destroyed outside the lock
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (it->id != id) continue;
     task = std::move(it->task);
     queue_.erase(it);
+    state_cv_.SignalAll();  // WaitIdle
     return true;
   }
   return false;
@@ -135,7 +139,7 @@ bool WorkerPool::Cancel(TaskId id) {
 
 bool WorkerPool::OnStart(TaskId id, absl::AnyInvocable<void()> on_start) {
   {
-    absl::MutexLock lock(&mu_);
+    transport::MutexLock lock(&mu_);
     for (Queued& queued : queue_) {
       if (queued.id != id) continue;
       queued.on_start = std::move(on_start);
@@ -146,31 +150,43 @@ bool WorkerPool::OnStart(TaskId id, absl::AnyInvocable<void()> on_start) {
 }
 
 bool WorkerPool::WaitIdle(absl::Duration timeout) {
-  absl::MutexLock lock(&mu_);
-  auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return queue_.empty() && running_ == 0;
-  };
-  return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
+  const absl::Time deadline = absl::Now() + timeout;
+  transport::MutexLock lock(&mu_);
+  while (!(queue_.empty() && running_ == 0)) {
+    if (state_cv_.WaitWithDeadline(&mu_, deadline)) {
+      return queue_.empty() && running_ == 0;
+    }
+  }
+  return true;
 }
 
 int WorkerPool::num_threads() {
-  absl::MutexLock lock(&mu_);
+  transport::MutexLock lock(&mu_);
   return static_cast<int>(threads_.size());
 }
 
 bool WorkerPool::WaitForThreadsAtMost(int n, absl::Duration timeout) {
-  absl::MutexLock lock(&mu_);
-  auto few = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return static_cast<int>(threads_.size()) <= n;
-  };
-  return mu_.AwaitWithTimeout(absl::Condition(&few), timeout);
+  const absl::Time deadline = absl::Now() + timeout;
+  transport::MutexLock lock(&mu_);
+  while (static_cast<int>(threads_.size()) > n) {
+    if (state_cv_.WaitWithDeadline(&mu_, deadline)) {
+      return static_cast<int>(threads_.size()) <= n;
+    }
+  }
+  return true;
+}
+
+bool WorkerPool::WaitReadyLocked(absl::Duration timeout) {
+  if (!queue_.empty() || stop_) return true;
+  const absl::Time deadline = absl::Now() + timeout;
+  while (queue_.empty() && !stop_) {
+    if (work_cv_.WaitWithDeadline(&mu_, deadline)) break;
+  }
+  return !queue_.empty() || stop_;
 }
 
 void WorkerPool::Work(ThreadList::iterator self) {
-  absl::MutexLock lock(&mu_);
-  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return !queue_.empty() || stop_;
-  };
+  transport::MutexLock lock(&mu_);
   transport::EventLoop* hint = nullptr;  // The loop of the last task.
   // Co-polls declined in a row (the loop was awake: it often finishes the
   // iteration that ran our last call's write a few microseconds later).
@@ -201,13 +217,14 @@ void WorkerPool::Work(ThreadList::iterator self) {
         mu_.Lock();
         --running_;
         ++idle_;
+        state_cv_.SignalAll();  // WaitIdle
         continue;
       }
       if (r == transport::EventLoop::CoPollResult::kNotPolled) {
         // Try again shortly, a bounded number of times, then wait for a
         // task as before (the next one we run resets the count).
         ++declined;
-        mu_.AwaitWithTimeout(absl::Condition(&ready), kCoPollRetryWait);
+        WaitReadyLocked(kCoPollRetryWait);
         continue;
       }
       declined = 0;
@@ -216,6 +233,7 @@ void WorkerPool::Work(ThreadList::iterator self) {
           --idle_;
           retired_.push_back(std::move(*self));
           threads_.erase(self);
+          state_cv_.SignalAll();  // WaitForThreadsAtMost
           return;
         }
         continue;
@@ -223,13 +241,14 @@ void WorkerPool::Work(ThreadList::iterator self) {
       // Kicked (a task is queued, or Shutdown), or the loop thread took its
       // loop back: the queue below; not polled: wait on it as before.
     }
-    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), idle_time_) &&
+    if (!WaitReadyLocked(idle_time_) &&
         static_cast<int>(threads_.size()) > min_threads_) {
       // Idle for idle_time_ above the minimum: retire. Whoever submits next
       // (or the destructor) joins this thread.
       --idle_;
       retired_.push_back(std::move(*self));
       threads_.erase(self);
+      state_cv_.SignalAll();  // WaitForThreadsAtMost
       return;
     }
     if (queue_.empty()) {
@@ -253,6 +272,7 @@ void WorkerPool::Work(ThreadList::iterator self) {
     mu_.Lock();
     --running_;
     ++idle_;
+    state_cv_.SignalAll();  // WaitIdle
   }
 }
 

@@ -38,9 +38,9 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "transport/io/event_loop.h"
+#include "transport/io/mutex.h"
 
 namespace rpc {
 namespace internal {
@@ -97,6 +97,10 @@ class WorkerPool {
   using ThreadList = std::list<std::thread>;
   void Work(ThreadList::iterator self);
   void AddThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits on work_cv_ until a task is queued or stop_, or `timeout` passed;
+  // returns whether one of the two holds.
+  bool WaitReadyLocked(absl::Duration timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Joins the threads that retired (they have left Work or are about to).
   void JoinRetired();
 
@@ -111,7 +115,12 @@ class WorkerPool {
     // EventLoop::Current() of the submitter: what its worker co-polls next.
     transport::EventLoop* loop;
   };
-  absl::Mutex mu_;
+  transport::Mutex mu_;
+  // A task queued or stop_ set (workers wait on it).
+  transport::CondVar work_cv_;
+  // A task ended or was cancelled, a thread retired, Shutdown (WaitIdle and
+  // WaitForThreadsAtMost wait on it).
+  transport::CondVar state_cv_;
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
   TaskId next_id_ ABSL_GUARDED_BY(mu_) = 1;
   ThreadList threads_ ABSL_GUARDED_BY(mu_);
