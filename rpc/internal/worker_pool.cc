@@ -75,9 +75,12 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
   bool join = false;
   transport::EventLoop* kick = nullptr;
   if (t_copolling_pool == this && !*t_claim) {
-    // The co-polling worker read this task's request: it runs it itself.
+    // The co-polling worker read this task's request: it runs it itself,
+    // unless a task queued meanwhile (from another thread, in the same round)
+    // counts on it as its idle thread: then the normal path below grows the
+    // pool or says the task waits.
     transport::MutexLock lock(&mu_);
-    if (!stop_) {
+    if (!stop_ && queue_.size() < static_cast<size_t>(idle_)) {
       ticket.id = next_id_++;
       *t_claim = std::move(task);
       --idle_;

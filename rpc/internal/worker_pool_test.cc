@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -249,6 +250,8 @@ struct LeaderFollower {
   std::thread::id handler_ran_on;
   std::thread::id task_ran_on;
   absl::Notification task_ran;
+  // If set, the event's handler runs this instead of submitting its task.
+  std::function<void()> on_event;
 
   bool Start(int max_threads) {
     auto t = transport::EventLoopThread::Start("test-loop");
@@ -267,6 +270,10 @@ struct LeaderFollower {
                                 while (read(fd, &v, sizeof(v)) > 0) {
                                 }
                                 handler_ran_on = std::this_thread::get_id();
+                                if (on_event) {
+                                  on_event();
+                                  return;
+                                }
                                 pool->Submit([this] {
                                   task_ran_on = std::this_thread::get_id();
                                   task_ran.Notify();
@@ -336,6 +343,35 @@ TEST(WorkerPoolLeaderFollowerTest, ATaskFromAnotherThreadEndsTheCoPoll) {
   });
   ASSERT_TRUE(ran.WaitForNotificationWithTimeout(kHangGuard));
   EXPECT_EQ(ran_on, lf.worker_id);
+}
+
+TEST(WorkerPoolLeaderFollowerTest, AClaimLeavesNoTaskQueuedWithoutAThread) {
+  // The only worker co-polls; another thread queues task B (counting on
+  // that idle worker, so no thread is added), then, in the same co-poll
+  // round, the worker reads a request and submits its task A. Claiming A
+  // would leave B queued behind it with no thread and no Ticket::waits: A
+  // runs until B has run, so that would hang.
+  LeaderFollower lf;
+  ASSERT_TRUE(lf.Start(/*max_threads=*/2));
+  absl::Notification b_ran, a_saw_b;
+  WorkerPool::Ticket b_ticket, a_ticket;
+  lf.on_event = [&] {
+    std::thread other(
+        [&] { b_ticket = lf.pool->Submit([&] { b_ran.Notify(); }); });
+    other.join();
+    a_ticket = lf.pool->Submit([&] {
+      if (b_ran.WaitForNotificationWithTimeout(kHangGuard)) a_saw_b.Notify();
+      lf.task_ran.Notify();
+    });
+  };
+  uint64_t one = 1;
+  ASSERT_EQ(write(lf.fd, &one, sizeof(one)), 8);
+  ASSERT_TRUE(lf.task_ran.WaitForNotificationWithTimeout(2 * kHangGuard));
+  EXPECT_EQ(lf.handler_ran_on, lf.worker_id);  // the co-poller read it
+  EXPECT_TRUE(a_saw_b.HasBeenNotified());
+  EXPECT_FALSE(b_ticket.waits);
+  EXPECT_FALSE(a_ticket.waits);
+  EXPECT_EQ(lf.pool->num_threads(), 2);  // A got a thread of its own
 }
 
 TEST(WorkerPoolLeaderFollowerTest, ShutdownEndsTheCoPoll) {
