@@ -131,6 +131,11 @@ class ClientReactorCall final
                          kind_ == ClientReactorKind::kClientStreaming)) {
       if (!got_response_) {
         status_ = Status(StatusCode::INTERNAL, "no response message");
+      } else if (!response_ok_) {
+        // The status landed before the posted message failed to parse (a
+        // co-poller read both; the parse's LoopFail came too late).
+        status_ =
+            Status(StatusCode::INTERNAL, "error parsing response message");
       }
     }
     status_ready_ = true;

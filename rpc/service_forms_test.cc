@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rpc/internal/server_call.h"
@@ -171,14 +172,19 @@ TEST(CallbackServiceTest, DoesNotNeedAWorker) {
   server->Shutdown(absl::Now() + absl::Seconds(5));
 }
 
-// A raw service whose Echo answers bytes that are not an EchoResponse.
+// A raw service whose Echo answers bytes that are not an EchoResponse; a
+// non-empty request answers only once release() (bounded).
 class GarbageService final : public Service {
  public:
   GarbageService() {
     AddMethod("/rpc.test.EchoService/Echo", RpcType::kUnary,
-              [](ServerContext* ctx) {
+              [this](ServerContext* ctx) {
                 transport::SliceBuffer request;
                 ctx->call()->Read(&request);
+                if (request.size() > 0) {
+                  held_.fetch_add(1);
+                  release_.WaitForNotificationWithTimeout(absl::Seconds(30));
+                }
                 transport::SliceBuffer garbage;
                 garbage.Append(std::string("\xff\xff\xff\xff", 4));
                 ctx->call()->Write(std::move(garbage),
@@ -186,6 +192,12 @@ class GarbageService final : public Service {
                 return Status::OK;
               });
   }
+  int held() const { return held_.load(); }
+  void release() { release_.Notify(); }
+
+ private:
+  std::atomic<int> held_{0};
+  absl::Notification release_;
 };
 
 TEST(MalformedResponseTest, IsInternal) {
@@ -199,6 +211,61 @@ TEST(MalformedResponseTest, IsInternal) {
   EchoResponse resp;
   Status s = stub->Echo(&ctx, EchoRequest(), &resp);
   EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << s;
+  stub.reset();
+  server->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
+// A callback call's response that does not parse ends INTERNAL, never OK,
+// also when a blocking caller co-polls the channel's loop (it reads the
+// response, headers, message and trailers, and posts the message's reaction:
+// the status landed before the parse failed, which then changed nothing).
+TEST(MalformedResponseTest, IsInternalForACallbackCall) {
+  GarbageService service;
+  int port = 0;
+  std::unique_ptr<Server> server = Serve(&service, &port, 4);
+  ASSERT_NE(server, nullptr);
+  auto stub = StubFor(port);
+  auto callback_call = [&] {
+    ClientContext ctx;
+    ctx.set_deadline(absl::Now() + absl::Seconds(10));
+    EchoRequest req;
+    EchoResponse resp;
+    absl::Notification done;
+    Status status;
+    stub->async()->Echo(&ctx, &req, &resp, [&](Status s) {
+      status = std::move(s);
+      done.Notify();
+    });
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+    return status;
+  };
+  // No other call: the loop thread reads the response.
+  Status alone = callback_call();
+  EXPECT_EQ(alone.error_code(), StatusCode::INTERNAL) << alone;
+  EXPECT_EQ(alone.error_message(), "error parsing response message");
+  // A blocking call waits (co-polls) while callback calls get answers.
+  Status blocking_status;
+  std::thread blocking([&] {
+    ClientContext ctx;
+    ctx.set_deadline(absl::Now() + absl::Seconds(30));
+    EchoRequest req;
+    req.set_message("hold");
+    EchoResponse resp;
+    blocking_status = stub->Echo(&ctx, req, &resp);
+  });
+  const absl::Time limit = absl::Now() + absl::Seconds(20);
+  while (service.held() == 0 && absl::Now() < limit) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(service.held(), 1);
+  for (int i = 0; i < 200; ++i) {
+    Status s = callback_call();
+    EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << i << ": " << s;
+  }
+  service.release();
+  blocking.join();
+  EXPECT_EQ(blocking_status.error_code(), StatusCode::INTERNAL)
+      << blocking_status;
   stub.reset();
   server->Shutdown(absl::Now() + absl::Seconds(5));
 }
