@@ -140,10 +140,11 @@ absl::Status Server::Impl::Start(
   workers_ = std::make_unique<internal::WorkerPool>(
       options_.min_workers, options_.max_workers, options_.worker_idle_time,
       options_.max_pending_calls);
-  // Leader/follower: an idle worker reads the next request of its last
-  // call's loop itself (rpc/README.md, "Threading model"). The loops outlive
-  // the pool's Shutdown (below).
-  workers_->set_co_poll(true);
+  // Leader/follower (an idle worker reads the next request of its last
+  // call's loop itself) is off: it cut calls/s to a third in rpc_benchmark
+  // until its concurrency costs are fixed (rpc/README.md, "Threading model").
+  // When on, the loops must outlive the pool's Shutdown (below).
+  workers_->set_co_poll(false);
   absl::Status status;
   ForEachLoop([&](LoopState* state) {
     if (state != loop_states_[0].get()) return;

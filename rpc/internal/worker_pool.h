@@ -15,7 +15,7 @@
 // Shutdown (and the destructor) runs what is queued, then joins; a task
 // submitted after it is refused.
 //
-// Leader/follower (set_co_poll, the server's sync handlers: rpc/README.md,
+// Leader/follower (set_co_poll; off in the server for now: rpc/README.md,
 // "Threading model"). An idle worker co-polls (EventLoop::CoPollUntil) the
 // loop that submitted the last task it ran, at most one worker at a time:
 // the request that loop's socket brings is read on that worker, and the task
