@@ -9,10 +9,11 @@
 //     listeners, TLS sessions, HTTP/2 connections) are touched only on that
 //     thread, so nothing on the hot path takes a lock.
 //   * From any thread: Post, RunInLoop, RunInlineOrPost, CoPollUntil, Stop,
-//     IsInLoopThread, SetBusyPoll. Post is the way work crosses threads: a mutex-protected
-//     vector, swapped once per iteration, plus an eventfd that wakes a
-//     sleeping loop. RunInlineOrPost saves that wake-up when the loop is
-//     asleep: the calling thread becomes the loop thread for one task (below).
+//     IsInLoopThread, SetBusyPoll. Post is the way work crosses threads: a
+//     mutex-protected vector, swapped once per iteration, plus an eventfd that
+//     wakes a sleeping loop. RunInlineOrPost saves that wake-up when the loop
+//     is asleep: the calling thread becomes the loop thread for one task
+//     (below).
 //
 // The run lock. A loop driven by Run() (an EventLoopThread's) holds its run
 // lock while it runs an iteration and releases it only around a sleeping
