@@ -686,7 +686,20 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   }
   if (observer_ != nullptr) {
     // Last: its reactions may end every other reference to the call.
-    LoopNotify([clean](ClientCallObserver* o) { o->LoopOnStatus(clean); });
+    if (!clean && !transport::EventLoop::RunningInline() &&
+        observer_posted_ > 0) {
+      // Cancelled, reset or past its deadline on the loop thread while
+      // notifications a co-poller posted are still queued: the observer
+      // learns it now, not behind them. Operations posted after a TryCancel
+      // (a StartRead) must see the call ended, not read the messages that
+      // arrived before it; unread ones are dropped on an unclean end anyway,
+      // and the queued notifications with them.
+      observer_ended_ = true;
+      std::shared_ptr<ClientCall> keep = shared_from_this();
+      observer_->LoopOnStatus(false);
+    } else {
+      LoopNotify([clean](ClientCallObserver* o) { o->LoopOnStatus(clean); });
+    }
   }
 }
 
@@ -706,7 +719,9 @@ void ClientCall::LoopNotify(F f) {
   ++observer_posted_;
   loop_->Post([keep = std::move(keep), f = std::move(f)]() mutable {
     --keep->observer_posted_;
-    if (keep->observer_ != nullptr) f(keep->observer_);
+    if (keep->observer_ != nullptr && !keep->observer_ended_) {
+      f(keep->observer_);
+    }
   });
 }
 

@@ -348,6 +348,9 @@ class ClientCall : public std::enable_shared_from_this<ClientCall> {
   size_t loop_inflight_ = 0;
   // Observer notifications posted and not yet run (LoopNotify).
   int observer_posted_ = 0;
+  // LoopOnStatus ran ahead of posted notifications (an unclean end): they
+  // are dropped when they run (LoopComplete).
+  bool observer_ended_ = false;
 
   // Shared.
   mutable transport::Mutex mu_;
