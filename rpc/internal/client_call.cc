@@ -1,5 +1,7 @@
 #include "rpc/internal/client_call.h"
 
+#include <sched.h>
+
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -193,6 +195,8 @@ void ClientCall::PollUntil(absl::FunctionRef<bool()> done) {
     // a busy-poll channel's caller spins for the status too, up to the
     // budget, then sleeps.
     if (done() || absl::Now() >= spin_end) return;
+    // The loop thread (maybe on this CPU) has the work: let it run.
+    sched_yield();
   }
 }
 

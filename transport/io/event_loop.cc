@@ -245,6 +245,7 @@ EventLoop::CoPollResult EventLoop::CoPollUntil(absl::FunctionRef<bool()> done,
           24 * 3600 * 1000));
     }
     const int n = epoll_wait(epoll_fd_, events, kCoPollEvents, timeout_ms);
+    if (timeout_ms == 0 && n == 0) sched_yield();  // As Run()'s spin.
     now_ = ReadClock();
     in_iteration_ = true;
     int handled = 0;
@@ -455,10 +456,12 @@ int EventLoop::RunIteration(absl::Duration max_wait, bool release_run_lock) {
   iterations_.fetch_add(1, std::memory_order_relaxed);
   int timeout_ms = ComputeTimeoutMs(max_wait);
   const int64_t busy_poll_ns = busy_poll_ns_.load(std::memory_order_relaxed);
+  bool spinning = false;
   if (timeout_ms != 0 && busy_poll_ns > 0 && !manual_clock_ &&
       last_work_ != Clock::time_point::min() &&
       Clock::now() - last_work_ < std::chrono::nanoseconds(busy_poll_ns)) {
     timeout_ms = 0;  // Busy-poll: work came recently, more may follow.
+    spinning = true;
   }
   int n;
   if (release_run_lock && timeout_ms != 0) {
@@ -467,6 +470,11 @@ int EventLoop::RunIteration(absl::Duration max_wait, bool release_run_lock) {
     n = epoll_wait(epoll_fd_, events_.data(), static_cast<int>(events_.size()),
                    timeout_ms);
   }
+  // A spin that found nothing gives way to a runnable thread on this CPU
+  // (the worker running the handler this loop handed over, a caller): a
+  // spinning loop that kept its CPU until preempted delayed the very work it
+  // waits for (busy-poll on 2 CPUs: 0.60x grpc++'s calls/s).
+  if (spinning && n == 0) sched_yield();
   now_ = ReadClock();
   in_iteration_ = true;
   int callbacks = 0;

@@ -57,7 +57,8 @@
 // Busy-poll (SetBusyPoll, opt-in): after an iteration that found work, Run()
 // polls (epoll_wait with timeout 0, holding the run lock) instead of sleeping,
 // until `budget` passed without work; then it sleeps as usual. An idle loop
-// therefore spins at most `budget` after its last work.
+// therefore spins at most `budget` after its last work. A poll that found
+// nothing yields the CPU (sched_yield) to any thread runnable there.
 //   * Loop thread only: Watch, Modify, Unwatch, RunAfter, RunAt, Cancel,
 //     Defer, Now. Debug builds assert it.
 //
