@@ -1,10 +1,43 @@
-"""Every third-party repository of the project, each over a Debian -dev package.
+"""Every repository the project needs, for its own WORKSPACE and for a consumer's.
 
-One call per library: replacing a call by an upstream `http_archive` with the same
-name is the whole migration. Labels mirror upstream's for the targets the project uses.
+    load("@h2rpc//third_party:repositories.bzl", "h2rpc_dependencies")
+    h2rpc_dependencies()
+
+defines each third-party library over a Debian -dev package, and the local stand-ins
+Bazel 4 asks for even in C++-only builds (rules_cc, rules_java, remote_coverage_tools),
+all under the names their upstream projects use. A repository the WORKSPACE already
+defined under one of those names is kept, so a consumer's own Abseil, protobuf or zlib
+wins (it must provide the targets listed here). Replacing a library's call by an
+upstream `http_archive` with the same name is the whole migration. Labels mirror
+upstream's for the targets the project uses.
 """
 
 load("//third_party:system_library.bzl", "system_library_repository")
+
+def _stand_in_repository_impl(rctx):
+    # The stand-in's files, found through a label of this repository, so the path is
+    # right wherever the checkout is (a consumer's local_repository, or this
+    # workspace itself) and nothing absolute is written down.
+    here = rctx.path(rctx.attr._anchor).dirname
+    src = here.get_child("bazel").get_child(rctx.attr.directory)
+    if not src.exists:
+        fail("@%s: %s is missing" % (rctx.attr.name, src))
+    for entry in src.readdir():
+        rctx.symlink(entry, entry.basename)
+
+_stand_in_repository = repository_rule(
+    implementation = _stand_in_repository_impl,
+    local = True,
+    attrs = {
+        "directory": attr.string(mandatory = True, doc = "The folder under third_party/bazel/."),
+        "_anchor": attr.label(default = Label("//third_party:repositories.bzl")),
+    },
+)
+
+def _maybe(rule, name, **kwargs):
+    """Defines `name` unless the WORKSPACE already did (the consumer's own wins)."""
+    if not native.existing_rule(name):
+        rule(name = name, **kwargs)
 
 def _absl(name, modules = None):
     """'absl/x:y' -> pkg-config module 'absl_y' unless given."""
@@ -62,7 +95,12 @@ _ABSL_MODULE_OVERRIDES = {
 }
 
 def h2rpc_dependencies():
-    """Declares the project's third-party repositories (call from WORKSPACE)."""
+    """Defines every repository the project needs, skipping those already defined."""
+
+    # Bazel 4 resolves these even for C++-only builds; without them it would try to
+    # download upstream's.
+    for stand_in in ["rules_cc", "rules_java", "remote_coverage_tools"]:
+        _maybe(_stand_in_repository, stand_in, directory = stand_in)
 
     absl_targets = {}
     for label in _ABSL_TARGETS:
@@ -70,15 +108,17 @@ def h2rpc_dependencies():
 
     # `absl/random:random` has its own module name.
     absl_targets["absl/random:random"] = ["absl_random_random"]
-    system_library_repository(
-        name = "com_google_absl",
+    _maybe(
+        system_library_repository,
+        "com_google_absl",
         debian_package = "libabsl-dev",
         required_headers = ["absl/status/statusor.h"],
         targets = absl_targets,
     )
 
-    system_library_repository(
-        name = "com_google_protobuf",
+    _maybe(
+        system_library_repository,
+        "com_google_protobuf",
         debian_package = "libprotobuf-dev libprotoc-dev protobuf-compiler",
         required_headers = [
             "google/protobuf/message.h",
@@ -93,15 +133,17 @@ def h2rpc_dependencies():
         binaries = {":protoc": "/usr/bin/protoc"},
     )
 
-    system_library_repository(
-        name = "com_github_cares_cares",
+    _maybe(
+        system_library_repository,
+        "com_github_cares_cares",
         debian_package = "libc-ares-dev",
         required_headers = ["ares.h"],
         targets = {":ares": ["libcares"]},
     )
 
-    system_library_repository(
-        name = "openssl",
+    _maybe(
+        system_library_repository,
+        "openssl",
         debian_package = "libssl-dev",
         required_headers = ["openssl/ssl.h"],
         targets = {
@@ -111,22 +153,25 @@ def h2rpc_dependencies():
         binaries = {":openssl": "/usr/bin/openssl"},
     )
 
-    system_library_repository(
-        name = "zstd",
+    _maybe(
+        system_library_repository,
+        "zstd",
         debian_package = "libzstd-dev",
         required_headers = ["zstd.h"],
         targets = {":zstd": ["libzstd"]},
     )
 
-    system_library_repository(
-        name = "zlib",
+    _maybe(
+        system_library_repository,
+        "zlib",
         debian_package = "zlib1g-dev",
         required_headers = ["zlib.h"],
         targets = {":zlib": ["zlib"]},
     )
 
-    system_library_repository(
-        name = "com_google_googletest",
+    _maybe(
+        system_library_repository,
+        "com_google_googletest",
         debian_package = "libgtest-dev libgmock-dev",
         required_headers = ["gtest/gtest.h", "gmock/gmock.h"],
         targets = {
@@ -136,8 +181,9 @@ def h2rpc_dependencies():
         },
     )
 
-    system_library_repository(
-        name = "com_google_benchmark",
+    _maybe(
+        system_library_repository,
+        "com_google_benchmark",
         debian_package = "libbenchmark-dev",
         required_headers = ["benchmark/benchmark.h"],
         targets = {
@@ -147,8 +193,9 @@ def h2rpc_dependencies():
         },
     )
 
-    system_library_repository(
-        name = "nlohmann_json",
+    _maybe(
+        system_library_repository,
+        "nlohmann_json",
         debian_package = "nlohmann-json3-dev",
         required_headers = ["nlohmann/json.hpp"],
         targets = {":json": []},
@@ -156,8 +203,9 @@ def h2rpc_dependencies():
 
     # Peers for tests and benchmarks only: testonly, so no library target can link them
     # (benchmark binaries that compare against them are testonly too).
-    system_library_repository(
-        name = "com_github_grpc_grpc",
+    _maybe(
+        system_library_repository,
+        "com_github_grpc_grpc",
         debian_package = "libgrpc++-dev protobuf-compiler-grpc",
         required_headers = ["grpcpp/grpcpp.h"],
         targets = {":grpc++": ["grpc++", "protobuf"]},
@@ -165,8 +213,9 @@ def h2rpc_dependencies():
         binaries = {":grpc_cpp_plugin": "/usr/bin/grpc_cpp_plugin"},
     )
 
-    system_library_repository(
-        name = "nghttp2",
+    _maybe(
+        system_library_repository,
+        "nghttp2",
         debian_package = "libnghttp2-dev",
         required_headers = ["nghttp2/nghttp2.h"],
         targets = {":nghttp2": ["libnghttp2"]},
