@@ -16,7 +16,7 @@ def cc_benchmark(name, srcs, deps = [], data = [], args = [], **kwargs):
     cc_binary(
         name = name,
         srcs = srcs,
-        deps = deps + ["@com_google_benchmark//:benchmark_main"],
+        deps = deps + [Label("@com_google_benchmark//:benchmark_main")],
         data = data,
         args = args,
         testonly = True,
@@ -25,7 +25,7 @@ def cc_benchmark(name, srcs, deps = [], data = [], args = [], **kwargs):
     native.sh_test(
         name = name + "_smoke",
         size = "small",
-        srcs = ["//bazel:benchmark_smoke.sh"],
+        srcs = [Label("//bazel:benchmark_smoke.sh")],
         args = ["$(location :%s)" % name] + args,
         data = [":" + name] + data,
     )

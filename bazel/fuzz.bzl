@@ -15,16 +15,20 @@ The source defines `extern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_test")
 
+# Bazel 4's select() takes label strings only: this one names this repository's target
+# from a BUILD file of any repository.
+_LIBFUZZER = str(Label("//bazel:libfuzzer"))
+
 def cc_fuzz_test(name, srcs, deps = [], corpus = [], **kwargs):
     cc_binary(
         name = name,
         srcs = srcs,
         deps = deps + select({
-            "//bazel:libfuzzer": [],
-            "//conditions:default": ["//bazel:fuzz_regression_main"],
+            _LIBFUZZER: [],
+            "//conditions:default": [Label("//bazel:fuzz_regression_main")],
         }),
         linkopts = select({
-            "//bazel:libfuzzer": ["-fsanitize=fuzzer"],
+            _LIBFUZZER: ["-fsanitize=fuzzer"],
             "//conditions:default": [],
         }),
         testonly = True,
@@ -34,7 +38,7 @@ def cc_fuzz_test(name, srcs, deps = [], corpus = [], **kwargs):
         name = name + "_regression",
         size = "small",
         srcs = srcs,
-        deps = deps + ["//bazel:fuzz_regression_main"],
+        deps = deps + [Label("//bazel:fuzz_regression_main")],
         data = corpus,
         args = ["$(location %s)" % c for c in corpus],
         **kwargs

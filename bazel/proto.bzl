@@ -121,7 +121,7 @@ proto_gen = rule(
         "plugin_name": attr.string(),
         "plugin_options": attr.string_list(),
         "_protoc": attr.label(
-            default = "@com_google_protobuf//:protoc",
+            default = Label("@com_google_protobuf//:protoc"),
             executable = True,
             cfg = "exec",
             allow_single_file = True,
@@ -151,7 +151,7 @@ def proto_cc_library(name, srcs, deps = [], visibility = None, testonly = None):
         visibility = visibility,
         testonly = testonly,
     )
-    _cc_library_of(name, name + "_srcs", deps + ["@com_google_protobuf//:protobuf"], visibility, testonly)
+    _cc_library_of(name, name + "_srcs", deps + [Label("@com_google_protobuf//:protobuf")], visibility, testonly)
 
 def proto_plugin_cc_library(
         name,

@@ -26,10 +26,10 @@ def rpc_cc_proto_library(name, srcs, deps = [], visibility = None, testonly = No
     proto_plugin_cc_library(
         name = name,
         proto = ":" + name + "_pb",
-        plugin = "//rpc/codegen:protoc-gen-rpc",
+        plugin = Label("//rpc/codegen:protoc-gen-rpc"),
         plugin_name = "rpc",
         suffix = ".rpc.pb",
-        deps = ["//rpc"] + deps,
+        deps = [Label("//rpc")] + deps,
         visibility = visibility,
         testonly = testonly,
     )
