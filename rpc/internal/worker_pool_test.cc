@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -137,6 +138,32 @@ TEST(WorkerPoolTest, AtTheLimitTasksWaitAndCanBeTakenBack) {
   EXPECT_EQ(ran_b.load(), 1);
   EXPECT_FALSE(pool.Cancel(b.id));  // it ran
   EXPECT_EQ(pool.num_threads(), 2);
+}
+
+// Waiting tasks start in the order they were submitted (the header: FIFO),
+// also with one taken back from the middle. One thread, so the start order
+// is the queue's order.
+TEST(WorkerPoolTest, WaitingTasksStartInSubmissionOrder) {
+  WorkerPool pool(1, 1);
+  absl::Notification release;
+  Started started;
+  BlockTasks(&pool, 1, &release, &started);
+  constexpr int kTasks = 8;
+  absl::Mutex mu;
+  std::vector<int> order;
+  std::vector<WorkerPool::Ticket> tickets;
+  for (int i = 0; i < kTasks; ++i) {
+    tickets.push_back(pool.Submit([&, i] {
+      absl::MutexLock lock(&mu);
+      order.push_back(i);
+    }));
+    EXPECT_TRUE(tickets.back().waits) << i;
+  }
+  EXPECT_TRUE(pool.Cancel(tickets[3].id));
+  release.Notify();
+  ASSERT_TRUE(pool.WaitIdle(kHangGuard));
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 4, 5, 6, 7}));
 }
 
 // With a free thread (or room to add one) a task does not wait.
