@@ -30,6 +30,8 @@ constexpr size_t kCompactSlack = 64;
 thread_local EventLoop* t_inline_loop = nullptr;
 // The loop this thread runs in Run(), if any.
 thread_local EventLoop* t_run_loop = nullptr;
+// I/O handlers this thread ran as a co-poller (CoPolledEventsOnThisThread).
+thread_local uint64_t t_co_polled_events = 0;
 
 }  // namespace
 
@@ -273,6 +275,7 @@ EventLoop::CoPollResult EventLoop::CoPollUntil(absl::FunctionRef<bool()> done,
       w->handler(events[i].events);
       ++handled;
     }
+    t_co_polled_events += handled;
     RunDeferred();
     in_iteration_ = false;
     if (ArmAlarmForEarlierTimer()) wake = true;
@@ -360,6 +363,8 @@ EventLoop* EventLoop::Current() {
 }
 
 bool EventLoop::RunningInline() { return t_inline_loop != nullptr; }
+
+uint64_t EventLoop::CoPolledEventsOnThisThread() { return t_co_polled_events; }
 
 void EventLoop::Run() {
   absl::MutexLock lock(&run_mu_);

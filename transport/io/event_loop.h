@@ -199,6 +199,10 @@ class EventLoop {
   uint64_t iterations() const {
     return iterations_.load(std::memory_order_relaxed);
   }
+  // I/O handlers the calling thread ran as a co-poller (CoPollUntil), on
+  // any loop, since it started: for tests (that a blocking caller did
+  // co-poll, and read what came meanwhile).
+  static uint64_t CoPolledEventsOnThisThread();
   bool IsInLoopThread() const {
     return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }

@@ -805,12 +805,14 @@ TEST(EventLoopCoPollTest, TheCoPollerGetsTheEventAndTheLoopThreadSleeps) {
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   const uint64_t iterations = f.loop->iterations();
+  const uint64_t co_polled = EventLoop::CoPolledEventsOnThisThread();
   std::thread signaller = WhenPolling([&] { f.Signal(); });
   const EventLoop::CoPollResult r = f.loop->CoPollUntil(
       [&] { return f.events.load() > 0; }, absl::Now() + kWait);
   signaller.join();
   EXPECT_EQ(r, EventLoop::CoPollResult::kDone);
   EXPECT_EQ(f.handler_ran_on, std::this_thread::get_id());
+  EXPECT_EQ(EventLoop::CoPolledEventsOnThisThread(), co_polled + 1);
   // No wake-up of the loop thread: it is still in the iteration it slept in.
   EXPECT_EQ(f.loop->iterations(), iterations);
   EXPECT_FALSE(f.loop->IsInLoopThread());
