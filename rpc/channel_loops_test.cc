@@ -31,6 +31,7 @@
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/channel_testing.h"
 #include "transport/testing/subprocess.h"
+#include "transport/testing/thread_probe.h"
 #include "transport/testing/wait_until.h"
 
 namespace rpc {
@@ -48,6 +49,7 @@ using transport::testing::WaitUntil;
 using transport::testing::ThreadCount;
 
 TEST(ChannelLoopsTest, AThousandChannelsShareTheLoops) {
+  if (ThreadCount() < 0) GTEST_SKIP() << "/proc/self/task cannot be listed";
   int port = 0;
   Backend b = StartBackend("s", "127.0.0.1:0", &port);
   ASSERT_NE(b.server, nullptr);
@@ -59,7 +61,6 @@ TEST(ChannelLoopsTest, AThousandChannelsShareTheLoops) {
     ASSERT_TRUE(Call(stub.get(), false, absl::Seconds(10)).ok());
   }
   const int before = ThreadCount();
-  ASSERT_GT(before, 0) << "no /proc/self/task?";
   std::vector<std::shared_ptr<Channel>> channels;
   for (int i = 0; i < 1000; ++i) {
     channels.push_back(CreateChannel(target, InsecureChannelCredentials()));
@@ -94,6 +95,7 @@ void StartOneLoop(OneLoop* s) {
 }
 
 TEST(ChannelLoopsTest, ChannelsOfAUserGroupRunOnItsLoops) {
+  if (ThreadCount() < 0) GTEST_SKIP() << "/proc/self/task cannot be listed";
   OneLoop s;
   ASSERT_NO_FATAL_FAILURE(StartOneLoop(&s));
   const int before = ThreadCount();
@@ -236,6 +238,7 @@ TEST(ChannelLoopsTest, AForkWhileAnotherThreadTakesTheGroupLockLeavesItFree) {
 // others' threads are gone when they return. In a child, whose first call
 // makes the group.
 TEST(ChannelLoopsTest, FirstCallersRacingGetOneGroup) {
+  if (ThreadCount() < 0) GTEST_SKIP() << "/proc/self/task cannot be listed";
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -269,6 +272,7 @@ TEST(ChannelLoopsTest, FirstCallersRacingGetOneGroup) {
 using transport::testing::ProcessCpu;
 
 TEST(ChannelLoopsTest, BusyPollChannelAndServerWorkAndSleepWhenIdle) {
+  if (ThreadCount() < 0) GTEST_SKIP() << "/proc/self/task cannot be listed";
   ChannelArguments args;
   ASSERT_TRUE(args.SetInt("h2rpc.busy_poll_us", 2000));
   EXPECT_EQ(args.busy_poll, absl::Milliseconds(2));

@@ -4,12 +4,9 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +18,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "transport/io/event_loop.h"
+#include "transport/testing/thread_probe.h"
 
 namespace rpc {
 namespace internal {
@@ -232,36 +230,10 @@ TEST(WorkerPoolTest, OnStartRunsBeforeAWaitingTaskOrIsDroppedWithIt) {
 
 // ---- Leader/follower (set_co_poll) ----
 
-pid_t ThreadId() { return static_cast<pid_t>(syscall(SYS_gettid)); }
-
-// True once thread `tid` sleeps in epoll_wait (its syscall file names
-// epoll_wait or epoll_pwait, its state is S); false after kHangGuard.
-bool WaitInEpollWait(pid_t tid, absl::Duration bound = kHangGuard) {
-  const std::string dir = "/proc/self/task/" + std::to_string(tid);
-  const absl::Time limit = absl::Now() + bound;
-  while (absl::Now() < limit) {
-    std::string syscall_line, stat;
-    if (FILE* f = std::fopen((dir + "/syscall").c_str(), "r")) {
-      char buf[64] = {0};
-      if (std::fgets(buf, sizeof(buf), f) != nullptr) syscall_line = buf;
-      std::fclose(f);
-    }
-    if (FILE* f = std::fopen((dir + "/stat").c_str(), "r")) {
-      char buf[512] = {0};
-      if (std::fgets(buf, sizeof(buf), f) != nullptr) stat = buf;
-      std::fclose(f);
-    }
-    const size_t paren = stat.rfind(')');
-    const bool sleeping = paren != std::string::npos &&
-                          paren + 2 < stat.size() && stat[paren + 2] == 'S';
-    const int nr = std::atoi(syscall_line.c_str());
-    if (sleeping && (nr == SYS_epoll_wait || nr == SYS_epoll_pwait)) {
-      return true;
-    }
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return false;
-}
+using ::transport::testing::kNoThreadSyscall;
+using ::transport::testing::ThreadId;
+using ::transport::testing::ThreadSyscallReadable;
+using ::transport::testing::WaitAsleepInEpoll;
 
 // A loop thread watching an eventfd whose handler submits a task to the
 // pool, and a pool of one worker (up to `max`) that co-polls: its first task
@@ -317,8 +289,8 @@ struct LeaderFollower {
     // The worker co-polls once the loop sleeps; a worker that found it
     // awake too long waits for its next task: give it one from the loop.
     for (int attempt = 0; attempt < 100; ++attempt) {
-      if (WaitInEpollWait(loop_tid) &&
-          WaitInEpollWait(worker_tid, absl::Milliseconds(100))) {
+      if (WaitAsleepInEpoll(loop_tid, kHangGuard) &&
+          WaitAsleepInEpoll(worker_tid, absl::Milliseconds(100))) {
         return true;
       }
       absl::Notification again;
@@ -343,6 +315,7 @@ struct LeaderFollower {
 };
 
 TEST(WorkerPoolLeaderFollowerTest, TheWorkerRunsTheTaskOfTheEventItRead) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   LeaderFollower lf;
   ASSERT_TRUE(lf.Start(/*max_threads=*/4));
   const uint64_t iterations = lf.loop->iterations();
@@ -360,6 +333,7 @@ TEST(WorkerPoolLeaderFollowerTest, TheWorkerRunsTheTaskOfTheEventItRead) {
 TEST(WorkerPoolLeaderFollowerTest, ATaskFromAnotherThreadEndsTheCoPoll) {
   // The only worker co-polls (idle for an hour): a task submitted from here
   // must still run, long before that.
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   LeaderFollower lf;
   ASSERT_TRUE(lf.Start(/*max_threads=*/1));
   absl::Notification ran;
@@ -378,6 +352,7 @@ TEST(WorkerPoolLeaderFollowerTest, AClaimLeavesNoTaskQueuedWithoutAThread) {
   // round, the worker reads a request and submits its task A. Claiming A
   // would leave B queued behind it with no thread and no Ticket::waits: A
   // runs until B has run, so that would hang.
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   LeaderFollower lf;
   ASSERT_TRUE(lf.Start(/*max_threads=*/2));
   absl::Notification b_ran, a_saw_b;
@@ -402,6 +377,7 @@ TEST(WorkerPoolLeaderFollowerTest, AClaimLeavesNoTaskQueuedWithoutAThread) {
 }
 
 TEST(WorkerPoolLeaderFollowerTest, ShutdownEndsTheCoPoll) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   LeaderFollower lf;
   ASSERT_TRUE(lf.Start(/*max_threads=*/1));
   absl::Notification shut;

@@ -2,7 +2,6 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +19,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transport/testing/thread_probe.h"
 #include "transport/testing/wait_until.h"
 
 namespace transport {
@@ -709,32 +709,15 @@ using ::transport::testing::ProcessCpu;
 
 using ::transport::testing::WaitUntil;
 
-pid_t ThreadId() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+using ::transport::testing::kNoThreadSyscall;
+using ::transport::testing::ThreadId;
+using ::transport::testing::ThreadSyscallReadable;
 
-// True once thread `tid` of this process sleeps in epoll_wait (its syscall
-// file names epoll_wait or epoll_pwait, its state is S); false after kWait.
+// True once thread `tid` of this process sleeps in epoll_wait; false after
+// kWait. Tests that call it skip first where the kernel does not show it
+// (ThreadSyscallReadable).
 bool WaitInEpollWait(pid_t tid) {
-  const std::string dir = "/proc/self/task/" + std::to_string(tid);
-  return WaitUntil(
-      [&] {
-        std::string syscall_line, stat;
-        if (FILE* f = std::fopen((dir + "/syscall").c_str(), "r")) {
-          char buf[64] = {0};
-          if (std::fgets(buf, sizeof(buf), f) != nullptr) syscall_line = buf;
-          std::fclose(f);
-        }
-        if (FILE* f = std::fopen((dir + "/stat").c_str(), "r")) {
-          char buf[512] = {0};
-          if (std::fgets(buf, sizeof(buf), f) != nullptr) stat = buf;
-          std::fclose(f);
-        }
-        const size_t paren = stat.rfind(')');
-        const bool sleeping = paren != std::string::npos &&
-                              paren + 2 < stat.size() && stat[paren + 2] == 'S';
-        const int nr = std::atoi(syscall_line.c_str());
-        return sleeping && (nr == SYS_epoll_wait || nr == SYS_epoll_pwait);
-      },
-      kWait);
+  return ::transport::testing::WaitAsleepInEpoll(tid, kWait);
 }
 
 // A loop run by Run() on its own thread, and an eventfd it watches.
@@ -802,6 +785,7 @@ std::thread WhenPolling(std::function<void()> action) {
 }
 
 TEST(EventLoopCoPollTest, TheCoPollerGetsTheEventAndTheLoopThreadSleeps) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   const uint64_t iterations = f.loop->iterations();
@@ -824,6 +808,7 @@ TEST(EventLoopCoPollTest, TheCoPollerGetsTheEventAndTheLoopThreadSleeps) {
 }
 
 TEST(EventLoopCoPollTest, TheHandlerRunsAsTheLoopInline) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   bool in_loop = false, inline_runner = false, deferred = false;
@@ -843,6 +828,7 @@ TEST(EventLoopCoPollTest, TheHandlerRunsAsTheLoopInline) {
 }
 
 TEST(EventLoopCoPollTest, APostedTaskRunsOnTheLoopThread) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   std::atomic<bool> ran{false};
@@ -862,6 +848,7 @@ TEST(EventLoopCoPollTest, APostedTaskRunsOnTheLoopThread) {
 }
 
 TEST(EventLoopCoPollTest, ATimerArmedWhileCoPollingFiresOnTheLoopThread) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   std::atomic<bool> fired{false};
@@ -884,6 +871,7 @@ TEST(EventLoopCoPollTest, ATimerArmedWhileCoPollingFiresOnTheLoopThread) {
 }
 
 TEST(EventLoopCoPollTest, ALoopThreadThatWakesIsNotStuckBehindTheCoPoller) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   std::atomic<bool> fired{false};
@@ -912,6 +900,7 @@ TEST(EventLoopCoPollTest, ALoopThreadThatWakesIsNotStuckBehindTheCoPoller) {
 }
 
 TEST(EventLoopCoPollTest, StopWhileCoPolling) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   auto loop = NewLoop();
   pid_t loop_tid = 0;
   std::thread runner([&] {
@@ -946,6 +935,7 @@ TEST(EventLoopCoPollTest, ALoopDrivenByRunUntilNeverCoPolls) {
 }
 
 TEST(EventLoopCoPollTest, OnTheLoopThreadItDoesNotPoll) {
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   absl::Notification done;
@@ -961,6 +951,7 @@ TEST(EventLoopCoPollTest, UnwatchWhileCoPollingFreesNothingInUse) {
   // Two fds whose handlers each unwatch and close the other: whichever runs
   // first (on the co-poller) removes the other, whose event may be in the
   // same epoll_wait's array (asan: no use after free).
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   CoPollFixture f;
   ASSERT_TRUE(f.Start());
   int other = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

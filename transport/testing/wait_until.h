@@ -6,13 +6,11 @@
 //
 // ProcessCpu: the CPU time the process used so far (user + system, all
 // threads), for tests that bound the CPU spent over an interval (a loop that
-// must sleep when idle) instead of a time. ThreadCount: the process's
-// threads now (/proc/self/task), for tests that hold it constant.
+// must sleep when idle) instead of a time. (ThreadCount: thread_probe.h.)
 
 #ifndef TRANSPORT_TESTING_WAIT_UNTIL_H_
 #define TRANSPORT_TESTING_WAIT_UNTIL_H_
 
-#include <dirent.h>
 #include <sys/resource.h>
 
 #include <functional>
@@ -40,17 +38,6 @@ inline absl::Duration ProcessCpu() {
   getrusage(RUSAGE_SELF, &ru);
   return absl::DurationFromTimeval(ru.ru_utime) +
          absl::DurationFromTimeval(ru.ru_stime);
-}
-
-inline int ThreadCount() {
-  int n = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return -1;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  closedir(dir);
-  return n;
 }
 
 }  // namespace testing
