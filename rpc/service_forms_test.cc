@@ -1,7 +1,8 @@
 // Services beyond the generated blocking form: a CallbackService (answers
 // later, from another thread), a blocking service with one method in callback
 // form (WithCallbackMethod_Echo), and a hand-registered raw method (answers
-// bytes that do not parse).
+// bytes that do not parse; a raw HTTP/2 server answers a callback call with
+// a message that does not parse, read by a co-poller).
 
 #include <atomic>
 #include <functional>
@@ -14,9 +15,14 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "rpc/internal/channel_impl.h"
 #include "rpc/internal/server_call.h"
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
+#include "rpc/testing/scripted_server.h"
+#include "transport/io/event_loop.h"
+#include "transport/testing/thread_probe.h"
+#include "transport/testing/wait_until.h"
 
 namespace rpc {
 namespace {
@@ -172,19 +178,14 @@ TEST(CallbackServiceTest, DoesNotNeedAWorker) {
   server->Shutdown(absl::Now() + absl::Seconds(5));
 }
 
-// A raw service whose Echo answers bytes that are not an EchoResponse; a
-// non-empty request answers only once release() (bounded).
+// A raw service whose Echo answers bytes that are not an EchoResponse.
 class GarbageService final : public Service {
  public:
   GarbageService() {
     AddMethod("/rpc.test.EchoService/Echo", RpcType::kUnary,
-              [this](ServerContext* ctx) {
+              [](ServerContext* ctx) {
                 transport::SliceBuffer request;
                 ctx->call()->Read(&request);
-                if (request.size() > 0) {
-                  held_.fetch_add(1);
-                  release_.WaitForNotificationWithTimeout(absl::Seconds(30));
-                }
                 transport::SliceBuffer garbage;
                 garbage.Append(std::string("\xff\xff\xff\xff", 4));
                 ctx->call()->Write(std::move(garbage),
@@ -192,12 +193,6 @@ class GarbageService final : public Service {
                 return Status::OK;
               });
   }
-  int held() const { return held_.load(); }
-  void release() { release_.Notify(); }
-
- private:
-  std::atomic<int> held_{0};
-  absl::Notification release_;
 };
 
 TEST(MalformedResponseTest, IsInternal) {
@@ -215,59 +210,104 @@ TEST(MalformedResponseTest, IsInternal) {
   server->Shutdown(absl::Now() + absl::Seconds(5));
 }
 
-// A callback call's response that does not parse ends INTERNAL, never OK,
-// also when a blocking caller co-polls the channel's loop (it reads the
-// response, headers, message and trailers, and posts the message's reaction:
-// the status landed before the parse failed, which then changed nothing).
-TEST(MalformedResponseTest, IsInternalForACallbackCall) {
-  GarbageService service;
-  int port = 0;
-  std::unique_ptr<Server> server = Serve(&service, &port, 4);
-  ASSERT_NE(server, nullptr);
-  auto stub = StubFor(port);
-  auto callback_call = [&] {
-    ClientContext ctx;
-    ctx.set_deadline(absl::Now() + absl::Seconds(10));
-    EchoRequest req;
-    EchoResponse resp;
-    absl::Notification done;
-    Status status;
-    stub->async()->Echo(&ctx, &req, &resp, [&](Status s) {
+// A callback unary Echo of an empty request, started at construction; the
+// context outlives it (the test waits for `done`).
+struct AsyncEcho {
+  explicit AsyncEcho(EchoService::Stub* stub) {
+    ctx.set_deadline(absl::Now() + absl::Seconds(30));
+    stub->async()->Echo(&ctx, &req, &resp, [this](Status s) {
       status = std::move(s);
       done.Notify();
     });
-    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
-    return status;
-  };
-  // No other call: the loop thread reads the response.
-  Status alone = callback_call();
-  EXPECT_EQ(alone.error_code(), StatusCode::INTERNAL) << alone;
-  EXPECT_EQ(alone.error_message(), "error parsing response message");
-  // A blocking call waits (co-polls) while callback calls get answers.
-  Status blocking_status;
-  std::thread blocking([&] {
-    ClientContext ctx;
-    ctx.set_deadline(absl::Now() + absl::Seconds(30));
-    EchoRequest req;
-    req.set_message("hold");
-    EchoResponse resp;
-    blocking_status = stub->Echo(&ctx, req, &resp);
-  });
-  const absl::Time limit = absl::Now() + absl::Seconds(20);
-  while (service.held() == 0 && absl::Now() < limit) {
-    absl::SleepFor(absl::Milliseconds(1));
   }
-  EXPECT_EQ(service.held(), 1);
-  for (int i = 0; i < 200; ++i) {
-    Status s = callback_call();
-    EXPECT_EQ(s.error_code(), StatusCode::INTERNAL) << i << ": " << s;
-  }
-  service.release();
-  blocking.join();
-  EXPECT_EQ(blocking_status.error_code(), StatusCode::INTERNAL)
-      << blocking_status;
+  ClientContext ctx;
+  EchoRequest req;
+  EchoResponse resp;
+  absl::Notification done;
+  Status status;
+};
+
+// A callback call's response that does not parse ends INTERNAL, never OK.
+// No other call: the loop thread reads the response and fails the call as
+// the message parses, before the trailers are handled.
+TEST(MalformedResponseTest, IsInternalForACallbackCall) {
+  GarbageService service;
+  int port = 0;
+  std::unique_ptr<Server> server = Serve(&service, &port);
+  ASSERT_NE(server, nullptr);
+  auto stub = StubFor(port);
+  AsyncEcho call(stub.get());
+  ASSERT_TRUE(call.done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_EQ(call.status.error_code(), StatusCode::INTERNAL) << call.status;
+  EXPECT_EQ(call.status.error_message(), "error parsing response message");
   stub.reset();
   server->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
+// The same when a blocking call's caller co-polls the channel's loop and
+// reads the callback call's response: HEADERS, a message that does not
+// parse and the trailers (grpc-status 0) in one write, so in one read. The
+// co-poller posts the message's reaction and then the status's (reactions
+// never run on it), so the status lands before the parse fails, and the
+// failure must still win (OK without the fix of d016382). A raw server
+// holds both calls, then answers both in one write once the blocking
+// caller sleeps in epoll_wait (it co-polls: a caller waiting on its call
+// sleeps in a futex). A caller that found the loop awake does not co-poll:
+// it is cancelled and another tried, a bounded number of times.
+TEST(MalformedResponseTest, IsInternalForACallbackCallReadByACoPoller) {
+  if (!transport::testing::ThreadSyscallReadable()) {
+    GTEST_SKIP() << transport::testing::kNoThreadSyscall;
+  }
+  testing::ScriptedServer::Plan plan;
+  plan.hold = true;
+  plan.response_bytes = 4;  // Zeros: field number 0 does not parse.
+  testing::ScriptedServer raw({plan});
+  // The channel on a loop of ours, whose thread we know.
+  absl::StatusOr<std::shared_ptr<LoopGroup>> group = LoopGroup::Create(1);
+  ASSERT_TRUE(group.ok()) << group.status();
+  transport::EventLoop* loop =
+      internal::LoopGroupAccess::Group(**group).loop(0);
+  std::atomic<pid_t> loop_tid{0};
+  loop->Post([&] { loop_tid = transport::testing::ThreadId(); });
+  ChannelArguments args;
+  args.SetLoopGroup(*group);
+  auto stub = EchoService::NewStub(
+      CreateCustomChannel(raw.target(), InsecureChannelCredentials(), args));
+  AsyncEcho call(stub.get());
+  ASSERT_TRUE(raw.WaitRequests(1));
+  ASSERT_TRUE(transport::testing::WaitUntil([&] { return loop_tid != 0; }));
+  Status blocking_status;
+  uint64_t co_polled = 0;
+  bool polling = false;
+  for (int attempt = 0; attempt < 10 && !polling; ++attempt) {
+    ASSERT_TRUE(transport::testing::WaitAsleepInEpoll(loop_tid.load()));
+    std::atomic<pid_t> blocking_tid{0};
+    ClientContext bctx;
+    bctx.set_deadline(absl::Now() + absl::Seconds(30));
+    std::thread blocking([&] {
+      blocking_tid = transport::testing::ThreadId();
+      const uint64_t before =
+          transport::EventLoop::CoPolledEventsOnThisThread();
+      EchoResponse bresp;
+      blocking_status = stub->Echo(&bctx, EchoRequest(), &bresp);
+      co_polled = transport::EventLoop::CoPolledEventsOnThisThread() - before;
+    });
+    ASSERT_TRUE(raw.WaitRequests(2 + attempt));
+    while (blocking_tid.load() == 0) std::this_thread::yield();
+    polling = transport::testing::WaitAsleepInEpoll(blocking_tid.load(),
+                                                    absl::Seconds(1));
+    if (polling) raw.AnswerHeld();
+    if (!polling) bctx.TryCancel();
+    blocking.join();
+  }
+  ASSERT_TRUE(polling) << "the blocking caller never co-polled";
+  EXPECT_TRUE(call.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_GT(co_polled, 0u) << "the blocking caller did not read the answers";
+  EXPECT_EQ(call.status.error_code(), StatusCode::INTERNAL) << call.status;
+  EXPECT_EQ(call.status.error_message(), "error parsing response message");
+  EXPECT_EQ(blocking_status.error_code(), StatusCode::INTERNAL)
+      << blocking_status;
+  raw.CloseHeld();
 }
 
 }  // namespace
