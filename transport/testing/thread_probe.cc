@@ -99,20 +99,21 @@ bool ThreadSyscallReadable() {
   return readable;
 }
 
-bool AsleepInEpoll(pid_t tid) {
-  const std::string dir = TaskDir(tid);
-  const std::string syscall_line = FirstLine(dir + "/syscall", 64);
-  const std::string stat = FirstLine(dir + "/stat", 512);
+bool Asleep(pid_t tid) {
+  const std::string stat = FirstLine(TaskDir(tid) + "/stat", 512);
   // The state follows the name, which is in parentheses and may hold any
   // character.
   const size_t paren = stat.rfind(')');
-  const bool sleeping = paren != std::string::npos && paren + 2 < stat.size() &&
-                        stat[paren + 2] == 'S';
-  if (!sleeping || syscall_line.empty() || syscall_line[0] < '0' ||
-      syscall_line[0] > '9') {
+  return paren != std::string::npos && paren + 2 < stat.size() &&
+         stat[paren + 2] == 'S';
+}
+
+bool AsleepInEpoll(pid_t tid) {
+  const std::string syscall_line = FirstLine(TaskDir(tid) + "/syscall", 64);
+  if (syscall_line.empty() || syscall_line[0] < '0' || syscall_line[0] > '9') {
     return false;
   }
-  return IsEpollWaitNumber(std::atol(syscall_line.c_str()));
+  return IsEpollWaitNumber(std::atol(syscall_line.c_str())) && Asleep(tid);
 }
 
 bool WaitAsleepInEpoll(pid_t tid, absl::Duration bound) {

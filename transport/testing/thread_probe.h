@@ -46,6 +46,11 @@ bool ThreadSyscallReadable();
 // files cannot be read.
 bool AsleepInEpoll(pid_t tid);
 
+// Whether thread `tid` of this process sleeps (state S: blocked in any
+// system call, a futex for a condition variable). False when its stat file
+// cannot be read.
+bool Asleep(pid_t tid);
+
 // True once AsleepInEpoll(tid); false after `bound` (a hang, or a kernel
 // without the syscall file: check ThreadSyscallReadable() first).
 bool WaitAsleepInEpoll(pid_t tid, absl::Duration bound = absl::Seconds(30));
