@@ -325,19 +325,29 @@ void TcpListener::OnReadable() {
 
 // ---- TcpConnect ----
 
+bool ConnectHandle::Cancel() {
+  std::shared_ptr<Attempt> attempt = attempt_.lock();
+  attempt_.reset();
+  // The reference keeps the attempt alive while it unwatches the handler or
+  // cancels the task that owns it.
+  return attempt != nullptr && attempt->Cancel();
+}
+
 namespace {
 
-// One connect in flight. Owned by its watch handler (so by the loop); the
-// timer refers to it by pointer and is cancelled when it finishes.
-class ConnectAttempt {
+// One connect in flight. Owned by its watch handler (so by the loop), or,
+// when it failed at once, by the deferred task that reports it; the timer
+// refers to it by pointer and is cancelled when it finishes; the handle holds
+// a weak reference.
+class ConnectAttempt final : public ConnectHandle::Attempt {
  public:
-  ConnectAttempt(EventLoop* loop, ScopedFd fd, SocketAddress address)
-      : loop_(loop), fd_(std::move(fd)), address_(std::move(address)) {}
+  ConnectAttempt(EventLoop* loop, SocketAddress address, ConnectCallback done)
+      : loop_(loop), address_(std::move(address)), done_(std::move(done)) {}
   ~ConnectAttempt() {
     if (timer_ != EventLoop::kInvalidTimer) loop_->Cancel(timer_);
   }
 
-  void set_done(ConnectCallback done) { done_ = std::move(done); }
+  void set_fd(ScopedFd fd) { fd_ = std::move(fd); }
   void set_timer(EventLoop::TimerId timer) { timer_ = timer; }
 
   void OnWritable() {
@@ -359,24 +369,37 @@ class ConnectAttempt {
         absl::StrCat("connect to ", address_.ToString(), " timed out")));
   }
 
- private:
-  // Runs at most once. `this` stays alive until the end of the iteration
-  // (the loop retires the unwatched handler that owns it).
+  // Runs at most once, and not after Cancel. `this` stays alive until the end
+  // of the iteration (the loop retires the unwatched handler that owns it).
   void Finish(absl::Status status) {
     if (!done_) return;
-    if (timer_ != EventLoop::kInvalidTimer) {
-      loop_->Cancel(timer_);
-      timer_ = EventLoop::kInvalidTimer;
-    }
-    loop_->Unwatch(fd_.get()).IgnoreError();
-    ConnectCallback done = std::move(done_);
-    done_ = nullptr;
+    ConnectCallback done = TakeDone();
     if (!status.ok()) {
       fd_.reset();
       done(std::move(status));
       return;
     }
     done(TcpEndpoint::Create(loop_, std::move(fd_)));
+  }
+
+  bool Cancel() override {
+    if (!done_) return false;
+    ConnectCallback done = TakeDone();
+    fd_.reset();  // the connect is abandoned
+    return true;  // `done` is destroyed last: its captures may be anything
+  }
+
+ private:
+  // Stops the timer and the watch, and hands out `done_` (left empty).
+  ConnectCallback TakeDone() {
+    if (timer_ != EventLoop::kInvalidTimer) {
+      loop_->Cancel(timer_);
+      timer_ = EventLoop::kInvalidTimer;
+    }
+    if (fd_.valid()) loop_->Unwatch(fd_.get()).IgnoreError();
+    ConnectCallback done = std::move(done_);
+    done_ = nullptr;
+    return done;
   }
 
   EventLoop* const loop_;
@@ -388,22 +411,28 @@ class ConnectAttempt {
 
 }  // namespace
 
-void TcpConnect(EventLoop* loop, const SocketAddress& address,
-                absl::Duration timeout, ConnectCallback done) {
-  auto fail = [loop, &done](absl::Status status) {
-    loop->Defer([done = std::move(done), status = std::move(status)]() mutable {
-      done(std::move(status));
-    });
+ConnectHandle TcpConnect(EventLoop* loop, const SocketAddress& address,
+                         absl::Duration timeout, ConnectCallback done) {
+  auto attempt =
+      std::make_shared<ConnectAttempt>(loop, address, std::move(done));
+  ConnectHandle handle{std::weak_ptr<ConnectAttempt>(attempt)};
+  // An immediate failure is reported from a deferred task, which owns the
+  // attempt (a Cancel before it runs leaves it nothing to report).
+  auto fail = [loop, &attempt](absl::Status status) {
+    loop->Defer(
+        [attempt = std::move(attempt), status = std::move(status)]() mutable {
+          attempt->Finish(std::move(status));
+        });
   };
   if (address.empty()) {
     fail(absl::InvalidArgumentError("connect: empty address"));
-    return;
+    return handle;
   }
   ScopedFd fd(::socket(address.family(),
                        SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid()) {
     fail(absl::ErrnoToStatus(errno, "socket"));
-    return;
+    return handle;
   }
   if (IsInetFamily(address.family())) SetTcpNoDelay(fd.get()).IgnoreError();
   int rc;
@@ -413,24 +442,23 @@ void TcpConnect(EventLoop* loop, const SocketAddress& address,
   if (rc != 0 && errno != EINPROGRESS) {
     fail(absl::ErrnoToStatus(errno,
                              absl::StrCat("connect to ", address.ToString())));
-    return;
+    return handle;
   }
   // Connected at once or in progress: either way completion is reported by
   // EPOLLOUT (an already connected socket reports it immediately).
   const int raw_fd = fd.get();
-  auto attempt = std::make_unique<ConnectAttempt>(loop, std::move(fd), address);
   ConnectAttempt* a = attempt.get();
-  absl::Status s = loop->Watch(
-      raw_fd, EPOLLOUT,
-      [attempt = std::move(attempt)](uint32_t) { attempt->OnWritable(); });
+  absl::Status s = loop->Watch(raw_fd, EPOLLOUT,
+                               [attempt](uint32_t) { attempt->OnWritable(); });
   if (!s.ok()) {
-    fail(std::move(s));  // the attempt (and the fd) went with the handler
-    return;
+    fail(std::move(s));  // `fd` closes when this returns
+    return handle;
   }
-  a->set_done(std::move(done));
+  a->set_fd(std::move(fd));
   if (timeout != absl::InfiniteDuration()) {
     a->set_timer(loop->RunAfter(timeout, [a] { a->OnTimeout(); }));
   }
+  return handle;
 }
 
 }  // namespace transport

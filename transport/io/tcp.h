@@ -153,12 +153,60 @@ class TcpListener {
 using ConnectCallback =
     absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<TcpEndpoint>>)>;
 
+// Refers to one outgoing connect (TcpConnect, TlsConnect) so that its owner
+// can abandon it: a subchannel shut down, a channel destroyed while it
+// connects. Move-only; a default-constructed (or moved-from) handle refers
+// to nothing. The handle does not own the attempt (the loop does): destroying
+// it without Cancel() leaves the attempt running exactly as if no handle had
+// been kept, so callers that ignore the handle behave as before (the attempt
+// ends by itself, with `done` called once, or with the loop).
+class ConnectHandle {
+ public:
+  // What an attempt implements for its handle (TcpConnect's, TlsConnect's).
+  class Attempt {
+   public:
+    // Loop thread. As ConnectHandle::Cancel.
+    virtual bool Cancel() = 0;
+
+   protected:
+    ~Attempt() = default;
+  };
+
+  ConnectHandle() = default;
+  explicit ConnectHandle(std::weak_ptr<Attempt> attempt)
+      : attempt_(std::move(attempt)) {}
+  ConnectHandle(ConnectHandle&&) = default;
+  ConnectHandle& operator=(ConnectHandle&&) = default;
+  ConnectHandle(const ConnectHandle&) = delete;
+  ConnectHandle& operator=(const ConnectHandle&) = delete;
+
+  // Loop thread only (the attempt's loop). If the attempt's `done` has not
+  // been called yet (nor started running), ends the attempt now, before
+  // returning: its socket is unwatched and closed (a TCP connect in progress
+  // is abandoned; a TLS handshake stops where it is and the peer sees the
+  // connection close), its timeout timer is cancelled, and `done` is
+  // destroyed uncalled, also when the attempt had already failed and only
+  // the report was pending (an immediate error is reported from a deferred
+  // task: that task then does nothing). So the "exactly once" of TcpConnect
+  // and TlsConnect becomes "at most once, and never after Cancel() returned".
+  // Returns true when it cancelled; false (and does nothing) when `done` was
+  // already called or is running (Cancel() from inside `done` is harmless),
+  // when the loop was destroyed, when cancelled before, or for an empty
+  // handle. The handle is empty afterwards.
+  bool Cancel();
+
+ private:
+  std::weak_ptr<Attempt> attempt_;
+};
+
 // Connects to `address` without blocking and calls `done` exactly once on
-// the loop thread, never from inside TcpConnect. `timeout` (InfiniteDuration:
-// none) is measured with a loop timer. Call on the loop thread. The attempt is
-// owned by the loop: destroying the loop first destroys `done` uncalled.
-void TcpConnect(EventLoop* loop, const SocketAddress& address,
-                absl::Duration timeout, ConnectCallback done);
+// the loop thread, never from inside TcpConnect, unless the returned handle
+// is cancelled first (ConnectHandle::Cancel: then never). `timeout`
+// (InfiniteDuration: none) is measured with a loop timer. Call on the loop
+// thread. The attempt is owned by the loop: destroying the loop first
+// destroys `done` uncalled. The handle may be dropped (the attempt goes on).
+ConnectHandle TcpConnect(EventLoop* loop, const SocketAddress& address,
+                         absl::Duration timeout, ConnectCallback done);
 
 }  // namespace transport
 

@@ -24,11 +24,13 @@
 #include "transport/io/absl_view.h"
 #include "transport/io/event_loop.h"
 #include "transport/testing/echo_peer.h"
+#include "transport/testing/wait_until.h"
 
 namespace transport {
 namespace {
 
 using ::transport::testing::EchoPeer;
+using ::transport::testing::OpenFdCount;
 using ::transport::testing::Pattern;
 using ::transport::testing::ShrinkSocketBuffers;
 using ::transport::testing::TransferClient;
@@ -610,28 +612,106 @@ TEST(TcpTest, ConnectToClosedPortFails) {
   EXPECT_EQ(loop->pending_timers(), 0u);  // the timeout timer was cancelled
 }
 
+// A listener that never accepts, with the smallest backlog: once its accept
+// queue is full the kernel drops further SYNs, so a connect hangs (the SYN is
+// retried for minutes).
+struct FullBacklogListener {
+  FullBacklogListener() {
+    listen_fd.reset(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+    SocketAddress any = SocketAddress::Loopback(AF_INET, 0);
+    EXPECT_EQ(bind(listen_fd.get(), any.addr(), any.len()), 0);
+    EXPECT_EQ(listen(listen_fd.get(), 0), 0);
+    address = *SocketAddress::LocalOf(listen_fd.get());
+    for (int i = 0; i < 8; ++i) {
+      fillers.emplace_back(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+      connect(fillers.back().get(), address.addr(), address.len());
+    }
+  }
+  ScopedFd listen_fd;
+  SocketAddress address;
+  std::vector<ScopedFd> fillers;
+};
+
 TEST(TcpTest, ConnectTimesOut) {
   auto loop = *EventLoop::Create();
-  // A listener that never accepts, with the smallest backlog: once its
-  // accept queue is full the kernel drops further SYNs, so a connect hangs.
-  ScopedFd listen_fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
-  SocketAddress any = SocketAddress::Loopback(AF_INET, 0);
-  ASSERT_EQ(bind(listen_fd.get(), any.addr(), any.len()), 0);
-  ASSERT_EQ(listen(listen_fd.get(), 0), 0);
-  const SocketAddress address = *SocketAddress::LocalOf(listen_fd.get());
-  std::vector<ScopedFd> fillers;
-  for (int i = 0; i < 8; ++i) {
-    fillers.emplace_back(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
-    connect(fillers.back().get(), address.addr(), address.len());
-  }
+  FullBacklogListener hanging;
   const auto start = EventLoop::Clock::now();
-  auto ep = ConnectSync(loop.get(), address, absl::Milliseconds(200));
+  auto ep = ConnectSync(loop.get(), hanging.address, absl::Milliseconds(200));
   const auto took = EventLoop::Clock::now() - start;
   ASSERT_FALSE(ep.ok());
   EXPECT_EQ(ep.status().code(), absl::StatusCode::kDeadlineExceeded)
       << ep.status();
   EXPECT_GE(took, std::chrono::milliseconds(200));
   EXPECT_LT(took, std::chrono::seconds(10));
+}
+
+TEST(TcpTest, CancelClosesAPendingConnectAndDropsTheCallback) {
+  auto loop = *EventLoop::Create();
+  FullBacklogListener hanging;
+  const int fds_before = OpenFdCount();
+  auto token = std::make_shared<int>();
+  std::weak_ptr<int> weak = token;
+  bool called = false;
+  ConnectHandle handle =
+      TcpConnect(loop.get(), hanging.address, absl::Seconds(60),
+                 [&called, token = std::move(token)](auto) { called = true; });
+  // A few iterations: the connect is still in progress (no EPOLLOUT).
+  for (int i = 0; i < 5; ++i) loop->RunOnce(absl::Milliseconds(2));
+  ASSERT_FALSE(called) << "the listener's backlog did not hold the connect";
+  EXPECT_EQ(OpenFdCount(), fds_before + 1);
+  EXPECT_EQ(loop->pending_timers(), 1u);
+
+  EXPECT_TRUE(handle.Cancel());
+  // At once: the socket is closed, the timer gone, `done` destroyed.
+  EXPECT_EQ(OpenFdCount(), fds_before);
+  EXPECT_EQ(loop->pending_timers(), 0u);
+  EXPECT_TRUE(weak.expired());
+  EXPECT_FALSE(handle.Cancel());  // once
+  // And nothing runs later (bounded: the loop has nothing left to do).
+  loop->RunUntil([&] { return called; }, absl::Milliseconds(100));
+  EXPECT_FALSE(called);
+}
+
+TEST(TcpTest, CancelBeforeAnImmediateFailureIsReportedDropsIt) {
+  auto loop = *EventLoop::Create();
+  bool called = false;
+  ConnectHandle handle =
+      TcpConnect(loop.get(), SocketAddress(), absl::Seconds(10),
+                 [&](auto) { called = true; });
+  EXPECT_TRUE(handle.Cancel());
+  loop->RunUntil([&] { return called; }, absl::Milliseconds(50));
+  EXPECT_FALSE(called);
+}
+
+TEST(TcpTest, CancelAfterTheCallbackIsANoOp) {
+  auto loop = *EventLoop::Create();
+  std::vector<ScopedFd> accepted;  // held open
+  auto l = TcpListener::Listen(loop.get(), SocketAddress::Loopback(AF_INET, 0),
+                               [&](ScopedFd fd, const SocketAddress&) {
+                                 accepted.push_back(std::move(fd));
+                               });
+  ASSERT_TRUE(l.ok());
+  std::unique_ptr<TcpEndpoint> ep;
+  ConnectHandle handle;
+  bool cancelled_inside = true;
+  handle = TcpConnect(loop.get(), (*l)->local_address(), absl::Seconds(10),
+                      [&](absl::StatusOr<std::unique_ptr<TcpEndpoint>> r) {
+                        cancelled_inside = handle.Cancel();
+                        ASSERT_TRUE(r.ok()) << r.status();
+                        ep = *std::move(r);
+                      });
+  ASSERT_TRUE(loop->RunUntil([&] { return ep != nullptr; }, kWait));
+  EXPECT_FALSE(cancelled_inside);  // from inside `done`: harmless
+  EXPECT_FALSE(handle.Cancel());
+  EXPECT_TRUE(ep->Write("still open").ok());  // the endpoint is untouched
+  // A dropped (never cancelled) handle: the attempt goes on as before.
+  std::unique_ptr<TcpEndpoint> ep2;
+  TcpConnect(loop.get(), (*l)->local_address(), absl::Seconds(10),
+             [&](absl::StatusOr<std::unique_ptr<TcpEndpoint>> r) {
+               ASSERT_TRUE(r.ok()) << r.status();
+               ep2 = *std::move(r);
+             });
+  ASSERT_TRUE(loop->RunUntil([&] { return ep2 != nullptr; }, kWait));
 }
 
 TEST(TcpTest, ConnectToUnspecifiedAddressFailsAsynchronously) {

@@ -1,8 +1,10 @@
 #include "transport/testing/echo_peer.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,6 +15,20 @@ namespace testing {
 void ShrinkSocketBuffers(int fd, int bytes) {
   setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
+bool ReadsEofWithin(int fd, absl::Duration bound) {
+  const absl::Time deadline = absl::Now() + bound;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return true;
+    if (n > 0) continue;
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
+  }
 }
 
 std::string Pattern(size_t size, unsigned seed) {

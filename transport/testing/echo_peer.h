@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "transport/io/endpoint.h"
 
 namespace transport {
@@ -20,6 +21,11 @@ namespace testing {
 // doubles it), so that a transfer of a few MiB over loopback surely meets
 // EAGAIN on both sides instead of vanishing into autotuned buffers.
 void ShrinkSocketBuffers(int fd, int bytes = 32 * 1024);
+
+// Reads the connected socket `fd` until EOF or an error, discarding what
+// comes first (a ClientHello nobody answers), for at most `bound`. True when
+// EOF or an error came: the other end closed.
+bool ReadsEofWithin(int fd, absl::Duration bound);
 
 // A deterministic payload of `size` bytes (no period of a power of two, so a
 // misplaced block shows up as a mismatch).

@@ -7,10 +7,13 @@
 // ProcessCpu: the CPU time the process used so far (user + system, all
 // threads), for tests that bound the CPU spent over an interval (a loop that
 // must sleep when idle) instead of a time. (ThreadCount: thread_probe.h.)
+// OpenFdCount: the process's open fds now (/proc/self/fd), for tests that
+// see one closed.
 
 #ifndef TRANSPORT_TESTING_WAIT_UNTIL_H_
 #define TRANSPORT_TESTING_WAIT_UNTIL_H_
 
+#include <dirent.h>
 #include <sys/resource.h>
 
 #include <functional>
@@ -38,6 +41,19 @@ inline absl::Duration ProcessCpu() {
   getrusage(RUSAGE_SELF, &ru);
   return absl::DurationFromTimeval(ru.ru_utime) +
          absl::DurationFromTimeval(ru.ru_stime);
+}
+
+// -1 where /proc/self/fd cannot be listed. The directory's own fd, open
+// while it is read, is not counted.
+inline int OpenFdCount() {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(dir);
+  return n - 1;
 }
 
 }  // namespace testing

@@ -321,14 +321,27 @@ void TlsEndpoint::MaybeFinishShutdown() {
 
 namespace {
 
-struct TlsConnectAttempt {
+struct TlsConnectAttempt final : ConnectHandle::Attempt {
   EventLoop* loop;
   std::shared_ptr<const TlsContext> context;
   std::string server_name;
   std::string where;  // the address
   TlsConnectCallback done;
-  std::unique_ptr<TlsEndpoint> endpoint;
+  ConnectHandle tcp;                      // the TCP phase
+  std::unique_ptr<TlsEndpoint> endpoint;  // the handshake phase
   EventLoop::TimerId timer = EventLoop::kInvalidTimer;
+
+  // The caller (ConnectHandle) holds a reference: cancelling the timer that
+  // owns the attempt does not free it here.
+  bool Cancel() override {
+    if (!done) return false;
+    TlsConnectCallback dropped = std::move(done);
+    done = nullptr;
+    tcp.Cancel();      // still connecting: the socket closes
+    endpoint.reset();  // handshaking: the socket closes, the peer sees EOF
+    loop->Cancel(timer);
+    return true;  // `dropped` goes last: its captures may be anything
+  }
 };
 
 // Sessions are resumed per (name, address): the address is the cache scope.
@@ -341,6 +354,7 @@ absl::StatusOr<std::unique_ptr<TlsSession>> NewClientSession(
 // frees it, so everything needed is moved out first.
 void FinishTlsConnect(TlsConnectAttempt* a, absl::Status status) {
   TlsConnectCallback done = std::move(a->done);
+  a->done = nullptr;  // Cancel() tests it
   std::unique_ptr<TlsEndpoint> endpoint = std::move(a->endpoint);
   EventLoop* loop = a->loop;
   const EventLoop::TimerId timer = a->timer;
@@ -355,10 +369,10 @@ void FinishTlsConnect(TlsConnectAttempt* a, absl::Status status) {
 
 }  // namespace
 
-void TlsConnect(EventLoop* loop, const SocketAddress& address,
-                std::shared_ptr<const TlsContext> context,
-                const std::string& server_name, absl::Duration timeout,
-                TlsConnectCallback done) {
+ConnectHandle TlsConnect(EventLoop* loop, const SocketAddress& address,
+                         std::shared_ptr<const TlsContext> context,
+                         const std::string& server_name, absl::Duration timeout,
+                         TlsConnectCallback done) {
   auto attempt = std::make_shared<TlsConnectAttempt>();
   attempt->loop = loop;
   attempt->context = std::move(context);
@@ -366,37 +380,41 @@ void TlsConnect(EventLoop* loop, const SocketAddress& address,
   attempt->where = address.ToString();
   attempt->done = std::move(done);
   std::weak_ptr<TlsConnectAttempt> weak = attempt;
+  ConnectHandle handle{std::weak_ptr<TlsConnectAttempt>(attempt)};
   const std::string where = address.ToString();
   // The timer owns the attempt (so a destroyed loop frees it); with no
   // timeout it is a timer that never fires.
   TlsConnectAttempt* a = attempt.get();
   a->timer = loop->RunAfter(timeout, [attempt, where] {
     TlsConnectCallback done = std::move(attempt->done);
+    attempt->done = nullptr;
+    attempt->tcp.Cancel();  // still connecting: close the socket now
     attempt->endpoint.reset();
     if (done) {
       done(absl::DeadlineExceededError(
           absl::StrCat("TLS connect to ", where, " timed out")));
     }
   });
-  TcpConnect(loop, address, timeout,
-             [weak](absl::StatusOr<std::unique_ptr<TcpEndpoint>> tcp) {
-               std::shared_ptr<TlsConnectAttempt> a = weak.lock();
-               if (a == nullptr) return;  // timed out meanwhile
-               if (!tcp.ok()) {
-                 FinishTlsConnect(a.get(), tcp.status());
-                 return;
-               }
-               auto session = NewClientSession(*a);
-               if (!session.ok()) {
-                 FinishTlsConnect(a.get(), session.status());
-                 return;
-               }
-               TlsConnectAttempt* raw = a.get();
-               a->endpoint = TlsEndpoint::Create(
-                   *std::move(tcp), *std::move(session), [raw](absl::Status s) {
-                     FinishTlsConnect(raw, std::move(s));
-                   });
-             });
+  a->tcp = TcpConnect(
+      loop, address, timeout,
+      [weak](absl::StatusOr<std::unique_ptr<TcpEndpoint>> tcp) {
+        std::shared_ptr<TlsConnectAttempt> a = weak.lock();
+        if (a == nullptr) return;  // timed out meanwhile
+        if (!tcp.ok()) {
+          FinishTlsConnect(a.get(), tcp.status());
+          return;
+        }
+        auto session = NewClientSession(*a);
+        if (!session.ok()) {
+          FinishTlsConnect(a.get(), session.status());
+          return;
+        }
+        TlsConnectAttempt* raw = a.get();
+        a->endpoint = TlsEndpoint::Create(
+            *std::move(tcp), *std::move(session),
+            [raw](absl::Status s) { FinishTlsConnect(raw, std::move(s)); });
+      });
+  return handle;
 }
 
 }  // namespace transport

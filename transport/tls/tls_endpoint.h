@@ -35,6 +35,7 @@
 #include "transport/io/endpoint.h"
 #include "transport/io/event_loop.h"
 #include "transport/io/socket.h"
+#include "transport/io/tcp.h"
 #include "transport/tls/tls.h"
 
 namespace transport {
@@ -108,16 +109,19 @@ class TlsEndpoint final : public Endpoint {
 
 // Connects TCP to `address`, then runs a client TLS handshake verifying
 // `server_name` (see TlsSession::CreateClient), all within `timeout`.
-// `done` runs exactly once on the loop thread with an open endpoint or the
-// error (kDeadlineExceeded on timeout). Call on the loop thread. The session
-// resumes one the context cached for the same name and address, if any
-// (TlsSession::CreateClient; session().session_reused() tells).
+// `done` runs exactly once on the loop thread, never from inside TlsConnect,
+// with an open endpoint or the error (kDeadlineExceeded on timeout), unless
+// the returned handle is cancelled first (ConnectHandle::Cancel, tcp.h: then
+// never; the TCP connect, or the handshake and its socket, end at once). The
+// handle may be dropped (the attempt goes on). Call on the loop thread. The
+// session resumes one the context cached for the same name and address, if
+// any (TlsSession::CreateClient; session().session_reused() tells).
 using TlsConnectCallback =
     absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<TlsEndpoint>>)>;
-void TlsConnect(EventLoop* loop, const SocketAddress& address,
-                std::shared_ptr<const TlsContext> context,
-                const std::string& server_name, absl::Duration timeout,
-                TlsConnectCallback done);
+ConnectHandle TlsConnect(EventLoop* loop, const SocketAddress& address,
+                         std::shared_ptr<const TlsContext> context,
+                         const std::string& server_name, absl::Duration timeout,
+                         TlsConnectCallback done);
 
 }  // namespace transport
 

@@ -3,6 +3,7 @@
 
 #include "transport/tls/tls_endpoint.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 
 #include <map>
@@ -30,6 +31,7 @@ namespace {
 using ::transport::testing::EchoPeer;
 using ::transport::testing::GetTestCertificates;
 using ::transport::testing::Pattern;
+using ::transport::testing::ReadsEofWithin;
 using ::transport::testing::ShrinkSocketBuffers;
 using ::transport::testing::Subprocess;
 using ::transport::testing::TestCertificates;
@@ -302,22 +304,79 @@ TEST(TlsEndpointTest, WrongHostnameFailsOnBothSides) {
   EXPECT_FALSE(server.handshakes()[0].ok());
 }
 
+// A TCP server that accepts and never answers (a ClientHello waits).
+struct SilentServer {
+  explicit SilentServer(EventLoop* loop) {
+    auto l = TcpListener::Listen(loop, SocketAddress::Loopback(AF_INET, 0),
+                                 [this](ScopedFd fd, const SocketAddress&) {
+                                   held.push_back(std::move(fd));
+                                 });
+    EXPECT_TRUE(l.ok()) << l.status();
+    if (l.ok()) listener = *std::move(l);
+  }
+  const SocketAddress& address() const { return listener->local_address(); }
+  std::vector<ScopedFd> held;  // accepted
+  std::unique_ptr<TcpListener> listener;
+};
+
 TEST(TlsEndpointTest, HandshakeTimesOutAgainstASilentServer) {
   auto loop = *EventLoop::Create();
-  std::vector<ScopedFd> held;  // accepted, never answered
-  auto l = TcpListener::Listen(loop.get(), SocketAddress::Loopback(AF_INET, 0),
-                               [&](ScopedFd fd, const SocketAddress&) {
-                                 held.push_back(std::move(fd));
-                               });
-  ASSERT_TRUE(l.ok());
+  SilentServer server(loop.get());
+  ASSERT_TRUE(server.listener != nullptr);
   const auto start = EventLoop::Clock::now();
-  auto ep = TlsConnectSync(loop.get(), (*l)->local_address(), ClientContext(),
+  auto ep = TlsConnectSync(loop.get(), server.address(), ClientContext(),
                            "localhost", absl::Milliseconds(200));
   ASSERT_FALSE(ep.ok());
   EXPECT_EQ(ep.status().code(), absl::StatusCode::kDeadlineExceeded)
       << ep.status();
   EXPECT_GE(EventLoop::Clock::now() - start, std::chrono::milliseconds(200));
   EXPECT_EQ(loop->pending_timers(), 0u);
+}
+
+TEST(TlsEndpointTest, CancelEndsAPendingHandshakeAndDropsTheCallback) {
+  auto loop = *EventLoop::Create();
+  SilentServer server(loop.get());
+  ASSERT_TRUE(server.listener != nullptr);
+  bool called = false;
+  // No timeout: without Cancel the handshake would wait forever.
+  ConnectHandle handle =
+      TlsConnect(loop.get(), server.address(), ClientContext(), "localhost",
+                 absl::InfiniteDuration(), [&](auto) { called = true; });
+  // Until the ClientHello reached the server: the handshake is under way.
+  ASSERT_TRUE(loop->RunUntil(
+      [&] {
+        if (server.held.empty()) return false;
+        pollfd p{server.held[0].get(), POLLIN, 0};
+        return ::poll(&p, 1, 0) == 1;
+      },
+      kWait));
+  EXPECT_TRUE(handle.Cancel());
+  EXPECT_EQ(loop->pending_timers(), 0u);
+  // The client's socket closed: the server reads the hello, then EOF.
+  EXPECT_TRUE(ReadsEofWithin(server.held[0].get(), kWait));
+  EXPECT_FALSE(handle.Cancel());
+  loop->RunUntil([&] { return called; }, absl::Milliseconds(100));
+  EXPECT_FALSE(called);
+}
+
+TEST(TlsEndpointTest, CancelDuringTheTcpConnectClosesTheSocket) {
+  auto loop = *EventLoop::Create();
+  SilentServer server(loop.get());
+  ASSERT_TRUE(server.listener != nullptr);
+  bool called = false;
+  // Cancelled before the loop ran: TCP is still connecting (or just
+  // connected, its EPOLLOUT not yet seen).
+  ConnectHandle handle =
+      TlsConnect(loop.get(), server.address(), ClientContext(), "localhost",
+                 absl::InfiniteDuration(), [&](auto) { called = true; });
+  EXPECT_TRUE(handle.Cancel());
+  EXPECT_EQ(loop->pending_timers(), 0u);
+  // The listener may still accept the connection the kernel completed; it
+  // then reads EOF without a ClientHello.
+  ASSERT_TRUE(loop->RunUntil([&] { return !server.held.empty(); }, kWait));
+  EXPECT_TRUE(ReadsEofWithin(server.held[0].get(), kWait));
+  loop->RunUntil([&] { return called; }, absl::Milliseconds(100));
+  EXPECT_FALSE(called);
 }
 
 TEST(TlsEndpointTest, ServerClosingDuringHandshakeFails) {
