@@ -1,10 +1,11 @@
 // A process that exits while a loop thread is in a TLS handshake: the
-// process-wide loop group is never stopped, so a channel destroyed during
-// its TLS connect leaves the handshake going on its loop, and the next step
-// of the handshake may come while exit() runs. OpenSSL must not free its
-// global state at exit then (its at-exit cleanup, which tls.cc turns off
-// with OPENSSL_INIT_NO_ATEXIT; ours_to_grpcpp_tls_test and
-// ours_to_ours_tls_test crashed there in cancel_after_begin and
+// process-wide loop group is never stopped, so a channel still connecting
+// at exit (one never destroyed: a static, a leak) leaves the handshake going
+// on its loop, and the next step of the handshake may come while exit()
+// runs. (A destroyed channel cancels its TLS connect: channel_connect_test.)
+// OpenSSL must not free its global state at exit then (its at-exit cleanup,
+// which tls.cc turns off with OPENSSL_INIT_NO_ATEXIT; ours_to_grpcpp_tls_test
+// and ours_to_ours_tls_test crashed there in cancel_after_begin and
 // timeout_on_sleeping_server).
 //
 // Two checks in a child that exits during its handshake. Its OPENSSL_atexit
@@ -66,6 +67,8 @@ bool WriteAll(int fd, const void* data, size_t size) {
 
 int g_to_parent = -1;
 int g_from_parent = -1;
+// The child's channel, never destroyed: still connecting when exit() runs.
+std::shared_ptr<Channel>* g_channel = nullptr;
 
 // Runs first in OpenSSL's cleanup, if it runs.
 void OnOpenSslCleanup() {
@@ -107,14 +110,12 @@ void DuringExit() {
     if (b < 0) _exit(2);
     c = static_cast<char>(b);
   }
-  {
-    std::shared_ptr<Channel> channel = CreateChannel(
-        "127.0.0.1:" + std::to_string(port), SslCredentials(options));
-    channel->GetState(/*try_to_connect=*/true);
-    // The parent holds the ClientHello: the handshake waits for the server.
-    if (ReadByte(from_parent) != 'h') _exit(3);
-  }  // The channel is closed; its TLS connect goes on, on the loop.
-  exit(0);
+  g_channel = new std::shared_ptr<Channel>(CreateChannel(
+      "127.0.0.1:" + std::to_string(port), SslCredentials(options)));
+  (*g_channel)->GetState(/*try_to_connect=*/true);
+  // The parent holds the ClientHello: the handshake waits for the server.
+  if (ReadByte(from_parent) != 'h') _exit(3);
+  exit(0);  // The channel lives on: its TLS connect goes on, on the loop.
 }
 
 int Listen(int* port) {

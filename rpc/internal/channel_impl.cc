@@ -474,7 +474,7 @@ void ChannelImpl::LoopHandleResolution(
     if (old == nullptr) continue;
     if (selected_ == old.get()) selected_ = nullptr;
     // The address is gone: its calls finish, then the connection closes
-    // (OnSubchannelClosed); one still connecting is closed when it connects.
+    // (OnSubchannelClosed); one still connecting is cancelled at once.
     old->Shutdown(/*notify_closed=*/false);
     if (old->open_transports() > 0) {
       retired_.push_back(std::move(old));

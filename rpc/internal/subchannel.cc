@@ -24,6 +24,7 @@ Subchannel::~Subchannel() {
   if (backoff_timer_ != transport::EventLoop::kInvalidTimer) {
     loop_->Cancel(backoff_timer_);
   }
+  attempt_.Cancel();
   current_ = nullptr;
   auto transports = std::move(transports_);
   transports.clear();  // Fails their calls.
@@ -44,6 +45,8 @@ void Subchannel::Shutdown(bool notify_closed) {
       loop_->Cancel(backoff_timer_);
       backoff_timer_ = transport::EventLoop::kInvalidTimer;
     }
+    // Closes the socket of an attempt in flight now; its callback never runs.
+    attempt_.Cancel();
     ClientTransport* transport = current_;
     current_ = nullptr;
     previous_state_ = state_;
@@ -97,6 +100,7 @@ void Subchannel::StartAttempt() {
   // Either connect's result as a plain Endpoint, for OnConnected.
   auto done = [self = self_](auto endpoint) {
     if (*self == nullptr) return;
+    (*self)->attempt_ = transport::ConnectHandle();
     if (!endpoint.ok()) {
       (*self)->OnConnected(endpoint.status());
     } else {
@@ -105,11 +109,12 @@ void Subchannel::StartAttempt() {
     }
   };
   if (options_.tls != nullptr) {
-    transport::TlsConnect(loop_, address_, options_.tls, options_.tls_name,
-                          timeout, std::move(done));
+    attempt_ =
+        transport::TlsConnect(loop_, address_, options_.tls, options_.tls_name,
+                              timeout, std::move(done));
     return;
   }
-  transport::TcpConnect(loop_, address_, timeout, std::move(done));
+  attempt_ = transport::TcpConnect(loop_, address_, timeout, std::move(done));
 }
 
 void Subchannel::OnAttemptFailed(absl::Status error) {
@@ -128,7 +133,8 @@ void Subchannel::OnAttemptFailed(absl::Status error) {
 
 void Subchannel::OnConnected(
     absl::StatusOr<std::unique_ptr<transport::Endpoint>> endpoint) {
-  // Shut down meanwhile: a new connection is closed at once (dropped).
+  // Shutdown cancels the attempt, so this is not reached after it; kept as a
+  // guard: a connection made after Shutdown is closed at once (dropped).
   if (shut_down_) return;
   if (!endpoint.ok()) {
     OnAttemptFailed(absl::UnavailableError(

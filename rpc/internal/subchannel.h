@@ -38,6 +38,7 @@
 #include "transport/io/endpoint.h"
 #include "transport/io/event_loop.h"
 #include "transport/io/socket.h"
+#include "transport/io/tcp.h"
 #include "transport/tls/tls.h"
 
 namespace rpc {
@@ -68,7 +69,8 @@ class Subchannel final : private ClientTransport::Host {
 
   Subchannel(Owner* owner, transport::EventLoop* loop,
              transport::SocketAddress address, const Options& options);
-  // Closes its connections (their calls fail with UNAVAILABLE).
+  // Closes its connections (their calls fail with UNAVAILABLE) and cancels
+  // a connection attempt in flight.
   ~Subchannel() override;
   Subchannel(const Subchannel&) = delete;
   Subchannel& operator=(const Subchannel&) = delete;
@@ -89,11 +91,12 @@ class Subchannel final : private ClientTransport::Host {
   // owner, who asked, is not told. Otherwise nothing.
   void Disconnect();
   // For good (its address went away, or the channel closes): the backoff
-  // timer is cancelled, the current connection drains (its calls finish),
-  // a connection that comes up later is closed at once, and the owner hears
-  // nothing more, except OnSubchannelClosed once no connection is open when
-  // `notify_closed` (maybe from inside this call). Idempotent; a later call
-  // may turn `notify_closed` off.
+  // timer is cancelled, a connection attempt in flight is cancelled (its
+  // socket closes now, its callback never runs), the current connection
+  // drains (its calls finish), and the owner hears nothing more, except
+  // OnSubchannelClosed once no connection is open when `notify_closed`
+  // (maybe from inside this call). Idempotent; a later call may turn
+  // `notify_closed` off.
   void Shutdown(bool notify_closed);
   bool shut_down() const { return shut_down_; }
   // READY: the connection to start calls on; else nullptr.
@@ -139,6 +142,10 @@ class Subchannel final : private ClientTransport::Host {
   absl::Time earliest_attempt_ = absl::InfinitePast();
   transport::EventLoop::TimerId backoff_timer_ =
       transport::EventLoop::kInvalidTimer;
+  // The attempt in flight (TcpConnect/TlsConnect), cancelled by Shutdown and
+  // the destructor: its socket, timer and handshake end at once instead of
+  // lingering until the connect timeout.
+  transport::ConnectHandle attempt_;
   ClientTransport* current_ = nullptr;
   absl::flat_hash_map<ClientTransport*, std::unique_ptr<ClientTransport>>
       transports_;

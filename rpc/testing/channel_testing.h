@@ -2,7 +2,7 @@
 // with their name and counting their calls), one unary call, an async
 // call's state, the channel arguments of fast reconnects, a bounded wait for
 // a connectivity state, plain listeners nobody serves, a dead port and the
-// established connections to an address (/proc/net/tcp).
+// established or connecting connections to an address (/proc/net/tcp).
 
 #ifndef RPC_TESTING_CHANNEL_TESTING_H_
 #define RPC_TESTING_CHANNEL_TESTING_H_
@@ -140,27 +140,39 @@ inline int DeadPort() {
   return port;
 }
 
-// Established connections whose local end is `ip`:`port` (the server's
-// side), from /proc/net/tcp.
-inline int EstablishedTo(const char* ip, int port) {
+// TCP sockets in `state` (/proc/net/tcp's hex: 1 ESTABLISHED, 2 SYN_SENT)
+// whose local end (`remote` false) or remote end (`remote` true) is
+// `ip`:`port`.
+inline int TcpSocketsAt(const char* ip, int port, bool remote, unsigned state) {
   in_addr a;
   inet_pton(AF_INET, ip, &a);
-  char local[32];
-  snprintf(local, sizeof(local), "%08X:%04X", a.s_addr, port);
+  char end[32];
+  snprintf(end, sizeof(end), "%08X:%04X", a.s_addr, port);
   FILE* f = fopen("/proc/net/tcp", "r");
   if (f == nullptr) return -1;
   char line[512];
   int n = 0;
   while (fgets(line, sizeof(line), f) != nullptr) {
     char l[64], r[64];
-    unsigned state = 0;
-    if (sscanf(line, " %*d: %63s %63s %x", l, r, &state) == 3 &&
-        std::string(l) == local && state == 1 /* ESTABLISHED */) {
+    unsigned st = 0;
+    if (sscanf(line, " %*d: %63s %63s %x", l, r, &st) == 3 &&
+        std::string(remote ? r : l) == end && st == state) {
       ++n;
     }
   }
   fclose(f);
   return n;
+}
+
+// Established connections whose local end is `ip`:`port` (the server's
+// side).
+inline int EstablishedTo(const char* ip, int port) {
+  return TcpSocketsAt(ip, port, /*remote=*/false, 1 /* ESTABLISHED */);
+}
+
+// Connects in progress (SYN_SENT) to `ip`:`port`.
+inline int ConnectingTo(const char* ip, int port) {
+  return TcpSocketsAt(ip, port, /*remote=*/true, 2 /* SYN_SENT */);
 }
 
 // Waits (bounded) until the channel is in `want` (asking an IDLE channel to
