@@ -13,6 +13,12 @@ yields a `cc_library` named `echo_proto` with `echo.pb.h`/`echo.pb.cc`; include 
 (`import "tests/deps/thing.proto";`); protobuf's well-known types resolve from
 /usr/include as protoc installs them.
 
+`deps` (and `proto_plugin_cc_library`'s `proto`) take every form a BUILD file may
+write: ":thing_proto", "thing_proto", "//pkg:thing_proto", "//pkg" (= //pkg:pkg),
+"@repo//pkg:thing_proto", "@repo//pkg", "@repo" (= @repo//:repo), or a Label. The
+macros name helper targets after them (`with_suffix`, checked by
+//bazel:with_suffix_test), resolved in the caller's package as the string would be.
+
 `proto_plugin_cc_library` runs a protoc plugin (grpc_cpp_plugin, or the project's own
 stub generator) over the sources of a `proto_cc_library` and yields a `cc_library` of
 its output on top of the messages.
@@ -129,6 +135,22 @@ proto_gen = rule(
     },
 )
 
+def with_suffix(dep, suffix):
+    """The label of target `dep`'s name + `suffix`, in the same form (see the file comment).
+
+    A string stays a string, so Bazel resolves it in the calling BUILD file's package as
+    it would `dep` (Label() here would resolve it in this repository instead).
+    """
+    if type(dep) == "Label":
+        return dep.relative(":" + dep.name + suffix)
+    repo, slashes, package = dep.partition("//")
+    if not slashes and repo.startswith("@"):
+        return "%s//:%s%s" % (dep, repo[1:], suffix)  # @repo
+    if not slashes or ":" in package:
+        return dep + suffix  # :x, x, //pkg:x, @repo//pkg:x
+    name = package.rpartition("/")[2] if package else repo[1:]
+    return "%s:%s%s" % (dep, name, suffix)  # //pkg, @repo//pkg, @repo//
+
 def _cc_library_of(name, gen, deps, visibility, testonly):
     native.filegroup(name = gen + "_hdrs", srcs = [":" + gen], output_group = "hdrs", testonly = testonly)
     native.filegroup(name = gen + "_cc", srcs = [":" + gen], output_group = "srcs", testonly = testonly)
@@ -146,7 +168,7 @@ def proto_cc_library(name, srcs, deps = [], visibility = None, testonly = None):
     proto_gen(
         name = name + "_srcs",
         srcs = srcs,
-        deps = [d + "_srcs" for d in deps],
+        deps = [with_suffix(d, "_srcs") for d in deps],
         suffix = ".pb",
         visibility = visibility,
         testonly = testonly,
@@ -167,7 +189,8 @@ def proto_plugin_cc_library(
 
     Args:
       name: the cc_library.
-      proto: a proto_cc_library target (in this package) whose .proto files to compile.
+      proto: a proto_cc_library target (in this package) whose .proto files to compile;
+        any label form (see the file comment).
       plugin: the protoc plugin, an executable label.
       plugin_name: NAME in --NAME_out (e.g. "grpc").
       suffix: what the plugin appends to the base name (".grpc.pb" gives .grpc.pb.h/.cc).
@@ -178,7 +201,7 @@ def proto_plugin_cc_library(
     """
     proto_gen(
         name = name + "_srcs",
-        proto = proto + "_srcs",
+        proto = with_suffix(proto, "_srcs"),
         suffix = suffix,
         plugin = plugin,
         plugin_name = plugin_name,
