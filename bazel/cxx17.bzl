@@ -10,7 +10,9 @@ compile command line the configured toolchain gives (its own flags, then --copt 
 --cxxopt, the order the compiler sees them) and fails, naming the .bazelrc line to
 add, when its last `-std=` is older than C++17. No `-std=` at all means the
 compiler's default, which this does not judge. Analysed in the exec configuration
-(tools such as protoc-gen-rpc) it checks --host_cxxopt.
+(tools such as protoc-gen-rpc) it checks --host_cxxopt. --per_file_copt is not seen
+(a rule is given no per-file flags): a -std=c++17 set only there still fails the check,
+an older one set there passes it; the message says so.
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
@@ -39,7 +41,9 @@ def _cxx17_required_impl(ctx):
     if std and std[-1].rpartition("++")[2] in _BEFORE_CXX17:
         tools = "/host" in ctx.bin_dir.path or "-exec-" in ctx.bin_dir.path
         fail(("h2rpc needs C++17, and C++ %s compiles with %s. Add this line to " +
-              "your .bazelrc:\n    build --cxxopt=-std=c++17 --host_cxxopt=-std=c++17") %
+              "your .bazelrc:\n    build --cxxopt=-std=c++17 --host_cxxopt=-std=c++17\n" +
+              "(This check reads the toolchain's flags, --copt and --cxxopt, not " +
+              "--per_file_copt: a -std= given there does not count.)") %
              ("for build tools (--host_cxxopt)" if tools else "(--cxxopt)", std[-1]))
     return [CcInfo()]
 

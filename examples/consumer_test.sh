@@ -3,7 +3,7 @@
 # "Use it from your workspace" says, built and tested by a nested Bazel: the same
 # `bazel` that ./bazelw runs, with an output root of its own under $TEST_TMPDIR, in
 # batch mode (no server outlives it), offline (the test is tagged block-network).
-# Then the same build without the consumer's .bazelrc must stop with the C++17 hint.
+# Then builds without the consumer's .bazelrc must stop with the C++17 hint.
 #
 # The nested workspace is made under $TEST_TMPDIR as the checkout looks:
 #   src/examples/consumer/  a copy of the consumer's files from this test's runfiles
@@ -72,16 +72,19 @@ grep -q '^//greeter:greeter_test .*PASSED' "$log" ||
 echo "consumer_test: nested build and test in $(($(date +%s) - start)) s"
 
 # Without the .bazelrc line (--noworkspace_rc), Bazel 4 compiles -std=c++0x: the
-# build must stop at analysis (//bazel:cxx17) with the line to add.
-if env -i PATH="$PATH" HOME="$work/home" TMPDIR="$work/tmp" \
-  "$bazel" --batch --output_user_root="$work/root" --noworkspace_rc \
-  build --nobuild --symlink_prefix=/ //greeter:greeter_client >"$log" 2>&1; then
-  cat "$log"
-  echo "consumer_test: a build without C++17 got past analysis" >&2
-  exit 1
-fi
-# (The traceback quotes the fail() call too: match the message Bazel prints.)
-hint=$(grep -m1 -o 'Error in fail: h2rpc needs C++17.*' "$log") &&
-  grep -qxF '    build --cxxopt=-std=c++17 --host_cxxopt=-std=c++17' "$log" ||
-  { cat "$log"; echo "consumer_test: no C++17 hint without the .bazelrc line" >&2; exit 1; }
-echo "consumer_test: without the .bazelrc line: $hint"
+# build must stop at analysis (//bazel:cxx17) with the line to add, through //rpc and
+# through the fuzz main alone (//record:record_fuzzer_regression reaches no //rpc).
+for target in //greeter:greeter_client //record:record_fuzzer_regression; do
+  if env -i PATH="$PATH" HOME="$work/home" TMPDIR="$work/tmp" \
+    "$bazel" --batch --output_user_root="$work/root" --noworkspace_rc \
+    build --nobuild --symlink_prefix=/ "$target" >"$log" 2>&1; then
+    cat "$log"
+    echo "consumer_test: a build of $target without C++17 got past analysis" >&2
+    exit 1
+  fi
+  # (The traceback quotes the fail() call too: match the message Bazel prints.)
+  hint=$(grep -m1 -o 'Error in fail: h2rpc needs C++17.*' "$log") &&
+    grep -qxF '    build --cxxopt=-std=c++17 --host_cxxopt=-std=c++17' "$log" ||
+    { cat "$log"; echo "consumer_test: no C++17 hint for $target without the .bazelrc line" >&2; exit 1; }
+  echo "consumer_test: $target without the .bazelrc line: $hint"
+done
