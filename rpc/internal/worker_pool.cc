@@ -73,6 +73,7 @@ void WorkerPool::JoinRetired() {
 WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
   Ticket ticket;
   bool join = false;
+  bool signal = false;
   transport::EventLoop* kick = nullptr;
   if (t_copolling_pool == this && !*t_claim) {
     // The co-polling worker read this task's request: it runs it itself,
@@ -101,7 +102,7 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
       ticket.id = next_id_++;
       queue_.push_back(Queued{ticket.id, std::move(task), nullptr,
                               transport::EventLoop::Current()});
-      work_cv_.Signal();
+      signal = true;
       // The co-polling worker (counted idle) sleeps in epoll_wait, not on
       // mu_: end its co-poll so it takes the task (unless this is its own
       // thread, which takes it next anyway).
@@ -120,6 +121,10 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
     }
     join = !retired_.empty();
   }
+  // After the unlock: a worker woken while we hold mu_ would only block on
+  // it again (std::condition_variable does not hand the waiter over to the
+  // mutex), one more context switch per task.
+  if (signal) work_cv_.Signal();
   // A task posted wakes the co-poller (the loop's eventfd): it yields. The
   // loop lives until after Shutdown.
   if (kick != nullptr) kick->Post([] {});
