@@ -102,7 +102,7 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
       ticket.id = next_id_++;
       queue_.push_back(Queued{ticket.id, std::move(task), nullptr,
                               transport::EventLoop::Current()});
-      signal = true;
+      signal = WakeOneLocked();
       // The co-polling worker (counted idle) sleeps in epoll_wait, not on
       // mu_: end its co-poll so it takes the task (unless this is its own
       // thread, which takes it next anyway).
@@ -184,11 +184,23 @@ bool WorkerPool::WaitForThreadsAtMost(int n, absl::Duration timeout) {
   return true;
 }
 
+bool WorkerPool::WakeOneLocked() {
+  if (wake_pending_ || waiting_ == 0 || queue_.empty()) return false;
+  wake_pending_ = true;
+  return true;
+}
+
 bool WorkerPool::WaitReadyLocked(absl::Duration timeout) {
   if (!queue_.empty() || stop_) return true;
   const absl::Time deadline = absl::Now() + timeout;
   while (queue_.empty() && !stop_) {
-    if (work_cv_.WaitWithDeadline(&mu_, deadline)) break;
+    ++waiting_;
+    const bool timed_out = work_cv_.WaitWithDeadline(&mu_, deadline);
+    --waiting_;
+    // Woken (or timed out, or spuriously): whoever signalled is answered; a
+    // later Submit may signal again.
+    wake_pending_ = false;
+    if (timed_out) break;
   }
   return !queue_.empty() || stop_;
 }
@@ -270,7 +282,10 @@ void WorkerPool::Work(ThreadList::iterator self) {
     queue_.pop_front();
     --idle_;
     ++running_;
+    // More queued: the next sleeping worker takes them (the chain).
+    const bool wake = WakeOneLocked();
     mu_.Unlock();
+    if (wake) work_cv_.Signal();
     if (on_start) {
       on_start();
       on_start = nullptr;
