@@ -24,12 +24,14 @@
 #include "transport/io/absl_view.h"
 #include "transport/io/event_loop.h"
 #include "transport/testing/echo_peer.h"
+#include "transport/testing/full_backlog_listener.h"
 #include "transport/testing/wait_until.h"
 
 namespace transport {
 namespace {
 
 using ::transport::testing::EchoPeer;
+using ::transport::testing::FullBacklogListener;
 using ::transport::testing::OpenFdCount;
 using ::transport::testing::Pattern;
 using ::transport::testing::ShrinkSocketBuffers;
@@ -612,31 +614,12 @@ TEST(TcpTest, ConnectToClosedPortFails) {
   EXPECT_EQ(loop->pending_timers(), 0u);  // the timeout timer was cancelled
 }
 
-// A listener that never accepts, with the smallest backlog: once its accept
-// queue is full the kernel drops further SYNs, so a connect hangs (the SYN is
-// retried for minutes).
-struct FullBacklogListener {
-  FullBacklogListener() {
-    listen_fd.reset(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
-    SocketAddress any = SocketAddress::Loopback(AF_INET, 0);
-    EXPECT_EQ(bind(listen_fd.get(), any.addr(), any.len()), 0);
-    EXPECT_EQ(listen(listen_fd.get(), 0), 0);
-    address = *SocketAddress::LocalOf(listen_fd.get());
-    for (int i = 0; i < 8; ++i) {
-      fillers.emplace_back(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
-      connect(fillers.back().get(), address.addr(), address.len());
-    }
-  }
-  ScopedFd listen_fd;
-  SocketAddress address;
-  std::vector<ScopedFd> fillers;
-};
-
 TEST(TcpTest, ConnectTimesOut) {
   auto loop = *EventLoop::Create();
   FullBacklogListener hanging;
+  ASSERT_TRUE(hanging.Holds()) << "the listener's backlog does not hold a SYN";
   const auto start = EventLoop::Clock::now();
-  auto ep = ConnectSync(loop.get(), hanging.address, absl::Milliseconds(200));
+  auto ep = ConnectSync(loop.get(), hanging.address(), absl::Milliseconds(200));
   const auto took = EventLoop::Clock::now() - start;
   ASSERT_FALSE(ep.ok());
   EXPECT_EQ(ep.status().code(), absl::StatusCode::kDeadlineExceeded)
@@ -648,22 +631,25 @@ TEST(TcpTest, ConnectTimesOut) {
 TEST(TcpTest, CancelClosesAPendingConnectAndDropsTheCallback) {
   auto loop = *EventLoop::Create();
   FullBacklogListener hanging;
+  ASSERT_TRUE(hanging.Holds()) << "the listener's backlog does not hold a SYN";
   const int fds_before = OpenFdCount();
   auto token = std::make_shared<int>();
   std::weak_ptr<int> weak = token;
   bool called = false;
   ConnectHandle handle =
-      TcpConnect(loop.get(), hanging.address, absl::Seconds(60),
+      TcpConnect(loop.get(), hanging.address(), absl::Seconds(60),
                  [&called, token = std::move(token)](auto) { called = true; });
   // A few iterations: the connect is still in progress (no EPOLLOUT).
   for (int i = 0; i < 5; ++i) loop->RunOnce(absl::Milliseconds(2));
   ASSERT_FALSE(called) << "the listener's backlog did not hold the connect";
   EXPECT_EQ(OpenFdCount(), fds_before + 1);
   EXPECT_EQ(loop->pending_timers(), 1u);
+  EXPECT_EQ(hanging.PendingConnects(), 1);
 
   EXPECT_TRUE(handle.Cancel());
   // At once: the socket is closed, the timer gone, `done` destroyed.
   EXPECT_EQ(OpenFdCount(), fds_before);
+  EXPECT_EQ(hanging.PendingConnects(), 0);
   EXPECT_EQ(loop->pending_timers(), 0u);
   EXPECT_TRUE(weak.expired());
   EXPECT_FALSE(handle.Cancel());  // once
