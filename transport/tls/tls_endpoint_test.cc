@@ -21,15 +21,19 @@
 #include "transport/io/event_loop.h"
 #include "transport/io/tcp.h"
 #include "transport/testing/echo_peer.h"
+#include "transport/testing/full_backlog_listener.h"
 #include "transport/testing/subprocess.h"
 #include "transport/testing/test_certs.h"
+#include "transport/testing/wait_until.h"
 #include "transport/tls/tls.h"
 
 namespace transport {
 namespace {
 
 using ::transport::testing::EchoPeer;
+using ::transport::testing::FullBacklogListener;
 using ::transport::testing::GetTestCertificates;
+using ::transport::testing::OpenFdCount;
 using ::transport::testing::Pattern;
 using ::transport::testing::ReadsEofWithin;
 using ::transport::testing::ShrinkSocketBuffers;
@@ -359,24 +363,57 @@ TEST(TlsEndpointTest, CancelEndsAPendingHandshakeAndDropsTheCallback) {
   EXPECT_FALSE(called);
 }
 
+// A listener whose full backlog drops the SYN keeps TCP connecting: against
+// one that accepts, the kernel completes the connect inside connect(), and
+// the TcpEndpoint a cancelled attempt is handed later closes anyway, so a TCP
+// phase left running would go unseen.
 TEST(TlsEndpointTest, CancelDuringTheTcpConnectClosesTheSocket) {
   auto loop = *EventLoop::Create();
-  SilentServer server(loop.get());
-  ASSERT_TRUE(server.listener != nullptr);
+  FullBacklogListener hanging;
+  ASSERT_TRUE(hanging.Holds()) << "the listener's backlog does not hold a SYN";
+  auto context = ClientContext();
+  const int fds_before = OpenFdCount();
   bool called = false;
-  // Cancelled before the loop ran: TCP is still connecting (or just
-  // connected, its EPOLLOUT not yet seen).
+  // A finite timeout: the TCP phase then has a timer of its own to stop.
   ConnectHandle handle =
-      TlsConnect(loop.get(), server.address(), ClientContext(), "localhost",
-                 absl::InfiniteDuration(), [&](auto) { called = true; });
+      TlsConnect(loop.get(), hanging.address(), context, "localhost",
+                 absl::Seconds(60), [&](auto) { called = true; });
+  EXPECT_EQ(OpenFdCount(), fds_before + 1);
+  EXPECT_EQ(loop->pending_timers(), 2u);  // TlsConnect's and TcpConnect's
+  EXPECT_EQ(hanging.PendingConnects(), 1);
   EXPECT_TRUE(handle.Cancel());
+  // At once, before the loop ran: the socket closed, both timers gone.
+  EXPECT_EQ(OpenFdCount(), fds_before);
   EXPECT_EQ(loop->pending_timers(), 0u);
-  // The listener may still accept the connection the kernel completed; it
-  // then reads EOF without a ClientHello.
-  ASSERT_TRUE(loop->RunUntil([&] { return !server.held.empty(); }, kWait));
-  EXPECT_TRUE(ReadsEofWithin(server.held[0].get(), kWait));
+  EXPECT_EQ(hanging.PendingConnects(), 0);
   loop->RunUntil([&] { return called; }, absl::Milliseconds(100));
   EXPECT_FALSE(called);
+}
+
+TEST(TlsEndpointTest, TimeoutDuringTheTcpConnectClosesTheSocketAtOnce) {
+  auto loop = *EventLoop::Create();
+  FullBacklogListener hanging;
+  ASSERT_TRUE(hanging.Holds()) << "the listener's backlog does not hold a SYN";
+  auto context = ClientContext();
+  const int fds_before = OpenFdCount();
+  bool called = false;
+  absl::Status status;
+  size_t timers_in_done = 0;
+  int fds_in_done = -1;
+  TlsConnect(loop.get(), hanging.address(), context, "localhost",
+             absl::Milliseconds(200),
+             [&](absl::StatusOr<std::unique_ptr<TlsEndpoint>> r) {
+               called = true;
+               status = r.status();
+               // The TCP phase ended with the timeout, not after `done`.
+               timers_in_done = loop->pending_timers();
+               fds_in_done = OpenFdCount();
+             });
+  ASSERT_TRUE(loop->RunUntil([&] { return called; }, kWait));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_EQ(timers_in_done, 0u);
+  EXPECT_EQ(fds_in_done, fds_before);
+  EXPECT_EQ(hanging.PendingConnects(), 0);
 }
 
 TEST(TlsEndpointTest, ServerClosingDuringHandshakeFails) {
