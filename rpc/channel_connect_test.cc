@@ -6,15 +6,12 @@
 // wait-for-ready call, cancelled) ended. Every wait is bounded (far below
 // the 10 minutes a leftover attempt would stay).
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -24,6 +21,7 @@
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/channel_testing.h"
 #include "transport/testing/echo_peer.h"
+#include "transport/testing/full_backlog_listener.h"
 #include "transport/testing/test_certs.h"
 #include "transport/testing/wait_until.h"
 
@@ -31,10 +29,10 @@ namespace rpc {
 namespace {
 
 using channel_testing::AsyncEcho;
-using channel_testing::ConnectingTo;
 using channel_testing::LoopbackListener;
 using channel_testing::TestArgs;
 using test::EchoService;
+using transport::testing::FullBacklogListener;
 using transport::testing::ReadsEofWithin;
 using transport::testing::WaitUntil;
 
@@ -73,49 +71,41 @@ void DropAndCancel(std::shared_ptr<Channel>* channel,
 }
 
 TEST(ChannelConnectTest, DestroyedChannelClosesItsPendingTcpConnect) {
-  // A listener nobody accepts from, its queue (backlog 0) filled: the
-  // kernel drops further SYNs, so the channel's connect stays in SYN_SENT.
-  int port = 0;
-  const int listen_fd = LoopbackListener(0, &port);
-  ASSERT_GE(listen_fd, 0);
-  std::vector<int> fillers;
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  for (int i = 0; i < 8; ++i) {
-    fillers.push_back(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
-    connect(fillers.back(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  }
-  const int before = ConnectingTo("127.0.0.1", port);
-  ASSERT_GE(before, 0);
+  // A listener nobody accepts from, its queue filled: the kernel drops
+  // further SYNs, so the channel's connect stays in SYN_SENT. Only that one
+  // is counted (not the listener's own fillers, which expire by themselves).
+  FullBacklogListener hanging;
+  ASSERT_TRUE(hanging.Holds()) << "the listener's backlog does not hold a SYN";
+  ASSERT_EQ(hanging.PendingConnects(), 0);
+  const std::string target = absl::StrCat("127.0.0.1:", hanging.port());
 
   // Destroyed directly: closed by the time the destructor returns.
   {
-    auto channel =
-        CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
-                            InsecureChannelCredentials(), SlowConnectArgs());
+    auto channel = CreateCustomChannel(target, InsecureChannelCredentials(),
+                                       SlowConnectArgs());
     channel->GetState(/*try_to_connect=*/true);
-    ASSERT_TRUE(WaitUntil(
-        [&] { return ConnectingTo("127.0.0.1", port) == before + 1; }, kWait));
+    ASSERT_TRUE(
+        WaitUntil([&] { return hanging.PendingConnects() == 1; }, kWait))
+        << "the channel's connect is not in SYN_SENT: "
+        << hanging.PendingConnects();
     channel.reset();  // Returns once the channel closed on its loop.
-    EXPECT_EQ(ConnectingTo("127.0.0.1", port), before);
+    EXPECT_EQ(hanging.PendingConnects(), 0);
   }
   // Destroyed when its last call, waiting for the connection, ended.
   {
-    auto channel =
-        CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
-                            InsecureChannelCredentials(), SlowConnectArgs());
+    auto channel = CreateCustomChannel(target, InsecureChannelCredentials(),
+                                       SlowConnectArgs());
     auto stub = EchoService::NewStub(channel);
     std::unique_ptr<AsyncEcho> call = StartWaitingCall(stub.get());
-    ASSERT_TRUE(WaitUntil(
-        [&] { return ConnectingTo("127.0.0.1", port) == before + 1; }, kWait));
+    ASSERT_TRUE(
+        WaitUntil([&] { return hanging.PendingConnects() == 1; }, kWait))
+        << "the channel's connect is not in SYN_SENT: "
+        << hanging.PendingConnects();
     ASSERT_NO_FATAL_FAILURE(DropAndCancel(&channel, &stub, call.get()));
-    EXPECT_TRUE(WaitUntil(
-        [&] { return ConnectingTo("127.0.0.1", port) == before; }, kWait));
+    EXPECT_TRUE(
+        WaitUntil([&] { return hanging.PendingConnects() == 0; }, kWait))
+        << hanging.PendingConnects();
   }
-  for (int fd : fillers) close(fd);
-  close(listen_fd);
 }
 
 TEST(ChannelConnectTest, DestroyedChannelEndsItsPendingTlsHandshake) {

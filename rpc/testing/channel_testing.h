@@ -170,11 +170,6 @@ inline int EstablishedTo(const char* ip, int port) {
   return TcpSocketsAt(ip, port, /*remote=*/false, 1 /* ESTABLISHED */);
 }
 
-// Connects in progress (SYN_SENT) to `ip`:`port`.
-inline int ConnectingTo(const char* ip, int port) {
-  return TcpSocketsAt(ip, port, /*remote=*/true, 2 /* SYN_SENT */);
-}
-
 // Waits (bounded) until the channel is in `want` (asking an IDLE channel to
 // connect first when `try_to_connect`).
 inline bool WaitForState(Channel* channel, ConnectivityState want,
