@@ -1,6 +1,7 @@
 #include "rpc/internal/subchannel.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -108,6 +109,8 @@ void Subchannel::StartAttempt() {
           std::unique_ptr<transport::Endpoint>(std::move(*endpoint)));
     }
   };
+  // One attempt at a time: `done` empties the handle, Shutdown cancels it.
+  assert(!attempt_.active());
   if (options_.tls != nullptr) {
     attempt_ =
         transport::TlsConnect(loop_, address_, options_.tls, options_.tls_name,

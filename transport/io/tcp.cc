@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -383,6 +384,7 @@ class ConnectAttempt final : public ConnectHandle::Attempt {
   }
 
   bool Cancel() override {
+    assert(loop_->IsInLoopThread());
     if (!done_) return false;
     ConnectCallback done = TakeDone();
     fd_.reset();  // the connect is abandoned

@@ -195,6 +195,13 @@ class ConnectHandle {
   // handle. The handle is empty afterwards.
   bool Cancel();
 
+  // True while the handle refers to an attempt that still exists: false for
+  // an empty (default, moved-from or cancelled) handle and once the loop
+  // freed the attempt. An attempt whose `done` ran may still count until the
+  // end of that iteration, so an owner that asserts "none in flight" empties
+  // its handle inside `done` (as rpc's Subchannel does).
+  bool active() const { return !attempt_.expired(); }
+
  private:
   std::weak_ptr<Attempt> attempt_;
 };

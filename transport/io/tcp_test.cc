@@ -645,8 +645,10 @@ TEST(TcpTest, CancelClosesAPendingConnectAndDropsTheCallback) {
   EXPECT_EQ(OpenFdCount(), fds_before + 1);
   EXPECT_EQ(loop->pending_timers(), 1u);
   EXPECT_EQ(hanging.PendingConnects(), 1);
+  EXPECT_TRUE(handle.active());
 
   EXPECT_TRUE(handle.Cancel());
+  EXPECT_FALSE(handle.active());
   // At once: the socket is closed, the timer gone, `done` destroyed.
   EXPECT_EQ(OpenFdCount(), fds_before);
   EXPECT_EQ(hanging.PendingConnects(), 0);
@@ -690,14 +692,29 @@ TEST(TcpTest, CancelAfterTheCallbackIsANoOp) {
   EXPECT_FALSE(cancelled_inside);  // from inside `done`: harmless
   EXPECT_FALSE(handle.Cancel());
   EXPECT_TRUE(ep->Write("still open").ok());  // the endpoint is untouched
-  // A dropped (never cancelled) handle: the attempt goes on as before.
+  // After `done`, with the handle never touched meanwhile: a no-op too, and
+  // the endpoint `done` was handed stays open.
   std::unique_ptr<TcpEndpoint> ep2;
+  ConnectHandle kept =
+      TcpConnect(loop.get(), (*l)->local_address(), absl::Seconds(10),
+                 [&](absl::StatusOr<std::unique_ptr<TcpEndpoint>> r) {
+                   ASSERT_TRUE(r.ok()) << r.status();
+                   ep2 = *std::move(r);
+                 });
+  ASSERT_TRUE(loop->RunUntil([&] { return ep2 != nullptr; }, kWait));
+  loop->RunOnce(absl::ZeroDuration());  // the attempt is freed
+  EXPECT_FALSE(kept.active());
+  EXPECT_FALSE(kept.Cancel());
+  EXPECT_TRUE(ep2->Write("still open").ok());
+  EXPECT_EQ(loop->pending_timers(), 0u);
+  // A dropped (never cancelled) handle: the attempt goes on as before.
+  std::unique_ptr<TcpEndpoint> ep3;
   TcpConnect(loop.get(), (*l)->local_address(), absl::Seconds(10),
              [&](absl::StatusOr<std::unique_ptr<TcpEndpoint>> r) {
                ASSERT_TRUE(r.ok()) << r.status();
-               ep2 = *std::move(r);
+               ep3 = *std::move(r);
              });
-  ASSERT_TRUE(loop->RunUntil([&] { return ep2 != nullptr; }, kWait));
+  ASSERT_TRUE(loop->RunUntil([&] { return ep3 != nullptr; }, kWait));
 }
 
 TEST(TcpTest, ConnectToUnspecifiedAddressFailsAsynchronously) {

@@ -1,5 +1,6 @@
 #include "transport/tls/tls_endpoint.h"
 
+#include <cassert>
 #include <utility>
 #include <vector>
 
@@ -334,6 +335,7 @@ struct TlsConnectAttempt final : ConnectHandle::Attempt {
   // The caller (ConnectHandle) holds a reference: cancelling the timer that
   // owns the attempt does not free it here.
   bool Cancel() override {
+    assert(loop->IsInLoopThread());
     if (!done) return false;
     TlsConnectCallback dropped = std::move(done);
     done = nullptr;

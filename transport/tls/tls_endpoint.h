@@ -114,8 +114,9 @@ class TlsEndpoint final : public Endpoint {
 // the returned handle is cancelled first (ConnectHandle::Cancel, tcp.h: then
 // never; the TCP connect, or the handshake and its socket, end at once). The
 // handle may be dropped (the attempt goes on). Call on the loop thread. The
-// session resumes one the context cached for the same name and address, if
-// any (TlsSession::CreateClient; session().session_reused() tells).
+// attempt is owned by the loop: destroying the loop first destroys `done`
+// uncalled. The session resumes one the context cached for the same name and
+// address, if any (TlsSession::CreateClient; session().session_reused() tells).
 using TlsConnectCallback =
     absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<TlsEndpoint>>)>;
 ConnectHandle TlsConnect(EventLoop* loop, const SocketAddress& address,
