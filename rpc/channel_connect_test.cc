@@ -3,8 +3,9 @@
 // TLS handshake with a server that never answers) closes that socket then,
 // not when the attempt's connect timeout (here 10 minutes) ran out. The
 // channel is destroyed directly, or when the last call holding it (a
-// wait-for-ready call, cancelled) ended. Every wait is bounded (far below
-// the 10 minutes a leftover attempt would stay).
+// wait-for-ready call, cancelled) ended. So do a subchannel's whose address
+// re-resolution dropped. Every wait is bounded (far below the 10 minutes a
+// leftover attempt would stay).
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -20,6 +21,7 @@
 #include "rpc/rpc.h"
 #include "rpc/testdata/test_service.rpc.pb.h"
 #include "rpc/testing/channel_testing.h"
+#include "transport/testing/dnsmasq.h"
 #include "transport/testing/echo_peer.h"
 #include "transport/testing/full_backlog_listener.h"
 #include "transport/testing/test_certs.h"
@@ -39,8 +41,8 @@ using transport::testing::WaitUntil;
 constexpr absl::Duration kWait = absl::Seconds(30);
 
 // Arguments whose connect attempts would outlive the test by far.
-ChannelArguments SlowConnectArgs() {
-  ChannelArguments args = TestArgs("pick_first");
+ChannelArguments SlowConnectArgs(const char* policy = "pick_first") {
+  ChannelArguments args = TestArgs(policy);
   args.min_connect_timeout = absl::Minutes(10);
   return args;
 }
@@ -106,6 +108,29 @@ TEST(ChannelConnectTest, DestroyedChannelClosesItsPendingTcpConnect) {
         WaitUntil([&] { return hanging.PendingConnects() == 0; }, kWait))
         << hanging.PendingConnects();
   }
+}
+
+TEST(ChannelConnectTest, AddressDroppedByReResolutionClosesItsPendingConnect) {
+  // svc.test is 127.0.0.1, where the channel's connect hangs, and 127.0.0.2,
+  // where nothing listens on the port: its attempts fail at once, so the
+  // channel (round_robin) resolves again and again. Once 127.0.0.1 leaves
+  // the answer, its subchannel, still connecting, is dropped: its socket
+  // closes then, not after the 10-minute connect timeout.
+  FullBacklogListener hanging;
+  ASSERT_TRUE(hanging.Holds()) << "the listener's backlog does not hold a SYN";
+  auto dns = transport::testing::DnsmasqServer::Start(
+      {{"svc.test", "127.0.0.1"}, {"svc.test", "127.0.0.2"}});
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  auto channel = CreateCustomChannel(
+      absl::StrCat("dns://", (*dns)->address(), "/svc.test:", hanging.port()),
+      InsecureChannelCredentials(), SlowConnectArgs("round_robin"));
+  channel->GetState(/*try_to_connect=*/true);
+  ASSERT_TRUE(WaitUntil([&] { return hanging.PendingConnects() == 1; }, kWait))
+      << "the channel's connect is not in SYN_SENT: "
+      << hanging.PendingConnects();
+  ASSERT_TRUE((*dns)->SetRecords({{"svc.test", "127.0.0.2"}}).ok());
+  EXPECT_TRUE(WaitUntil([&] { return hanging.PendingConnects() == 0; }, kWait))
+      << hanging.PendingConnects();
 }
 
 TEST(ChannelConnectTest, DestroyedChannelEndsItsPendingTlsHandshake) {
