@@ -109,10 +109,20 @@ TEST_F(CallbackServerTest, SlowReaderStopsOnWriteDone) {
   req.set_response_size(kSize);
   auto reader = stub_->ServerStream(WithDeadline(&ctx), req);
   ASSERT_TRUE(WaitFor([&] { return service_.events.writes_ok.load() > 4; }));
-  // Given time, it does not run ahead (what a slow machine can only help).
-  absl::SleepFor(absl::Seconds(1));
-  const int ahead = service_.events.writes_ok.load();
-  EXPECT_LT(ahead, (16 << 20) / kSize) << "written without a reader";
+  // It stops: its count holds for 100 polls in a row (bounded), short of
+  // what the windows and buffers could take without a reader.
+  constexpr int kBound = (16 << 20) / kSize;
+  int ahead = service_.events.writes_ok.load();
+  int stable = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (stable < 100 && ahead < kBound && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+    const int now = service_.events.writes_ok.load();
+    stable = now == ahead ? stable + 1 : 0;
+    ahead = now;
+  }
+  EXPECT_EQ(stable, 100) << "the writes never stopped";
+  EXPECT_LT(ahead, kBound) << "written without a reader";
   EchoResponse resp;
   int n = 0;
   while (reader->Read(&resp)) ++n;
