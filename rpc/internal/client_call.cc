@@ -715,6 +715,7 @@ void ClientCall::LoopNotify(F f) {
   // one is posted, the call's later ones are posted too until it ran, so
   // they keep their order (a message posted from a co-poller, then the
   // trailers read by the loop thread: OnReadDone before OnDone).
+  if (observer_ended_) return;  // LoopOnStatus ran already (LoopComplete).
   std::shared_ptr<ClientCall> keep = shared_from_this();
   if (!transport::EventLoop::RunningInline() && observer_posted_ == 0) {
     f(observer_);
