@@ -5,6 +5,7 @@
 // rpc/testing/server_callback_testing.h. Waits are on conditions, bounded.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,18 +53,30 @@ TEST_F(CallbackServerTest, DeadlineCancelsAHeldUnaryCall) {
   EXPECT_EQ(service_.events.Cancels(), 1);
 }
 
-TEST_F(CallbackServerTest, ShutdownCancelsHeldCallsAndWaitsForOnDone) {
+// `n` blocking "hold" calls (held by the server's reactor), each on a thread
+// of its own; `on_status` gets each call's status on its thread.
+std::vector<std::thread> HoldCalls(
+    EchoService::Stub* stub, int n,
+    std::function<void(const Status&)> on_status) {
   std::vector<std::thread> clients;
-  std::atomic<int> cancelled{0};
-  for (int i = 0; i < 10; ++i) {
-    clients.emplace_back([&] {
+  for (int i = 0; i < n; ++i) {
+    clients.emplace_back([stub, on_status] {
       ClientContext ctx;
       EchoRequest req;
       req.set_message("hold");
       EchoResponse resp;
-      if (!stub_->Echo(WithDeadline(&ctx), req, &resp).ok()) ++cancelled;
+      on_status(stub->Echo(WithDeadline(&ctx), req, &resp));
     });
   }
+  return clients;
+}
+
+TEST_F(CallbackServerTest, ShutdownCancelsHeldCallsAndWaitsForOnDone) {
+  std::atomic<int> cancelled{0};
+  std::vector<std::thread> clients =
+      HoldCalls(stub_.get(), 10, [&](const Status& s) {
+        if (!s.ok()) ++cancelled;
+      });
   ASSERT_TRUE(WaitFor([&] { return service_.held.size() == 10; }));
   server_->Shutdown(absl::Now());
   // Shutdown returned after every reactor's OnDone.
@@ -74,20 +87,11 @@ TEST_F(CallbackServerTest, ShutdownCancelsHeldCallsAndWaitsForOnDone) {
 }
 
 TEST_F(CallbackServerTest, HeldUnaryFinishedFromTheTestThread) {
-  std::vector<std::thread> clients;
   std::atomic<int> ok{0};
-  for (int i = 0; i < 10; ++i) {
-    clients.emplace_back([&] {
-      ClientContext ctx;
-      EchoRequest req;
-      req.set_message("hold");
-      EchoResponse resp;
-      if (stub_->Echo(WithDeadline(&ctx), req, &resp).error_code() ==
-          StatusCode::ALREADY_EXISTS) {
-        ++ok;
-      }
-    });
-  }
+  std::vector<std::thread> clients =
+      HoldCalls(stub_.get(), 10, [&](const Status& s) {
+        if (s.error_code() == StatusCode::ALREADY_EXISTS) ++ok;
+      });
   ASSERT_TRUE(WaitFor([&] { return service_.held.size() == 10; }));
   service_.held.ForEach<CallbackEcho::HeldUnary>([](auto* r) {
     r->Finish(Status(StatusCode::ALREADY_EXISTS, "released"));
