@@ -690,14 +690,13 @@ void ClientCall::LoopComplete(Status status, Metadata trailing, bool clean) {
   }
   if (observer_ != nullptr) {
     // Last: its reactions may end every other reference to the call.
-    if (!clean && !transport::EventLoop::RunningInline() &&
-        observer_posted_ > 0) {
-      // Cancelled, reset or past its deadline on the loop thread while
-      // notifications a co-poller posted are still queued: the observer
-      // learns it now, not behind them. Operations posted after a TryCancel
-      // (a StartRead) must see the call ended, not read the messages that
-      // arrived before it; unread ones are dropped on an unclean end anyway,
-      // and the queued notifications with them.
+    if (!clean && !transport::EventLoop::RunningInline()) {
+      // Cancelled, reset or past its deadline on the loop thread: the
+      // observer learns it now, also ahead of notifications a co-poller
+      // posted and that are still queued (they are dropped). Operations posted
+      // after a TryCancel (a StartRead) must see the call ended, not read the
+      // messages that arrived before it; unread ones are dropped on an unclean
+      // end anyway, and the queued notifications with them.
       observer_ended_ = true;
       std::shared_ptr<ClientCall> keep = shared_from_this();
       observer_->LoopOnStatus(false);
