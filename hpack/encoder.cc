@@ -146,12 +146,42 @@ void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
 
   const uint64_t entry_size =
       uint64_t{name.size()} + value.size() + DynamicTable::kEntryOverhead;
-  if (entry_size * 4 <= uint64_t{table_.max_size()} * 3) {
+  if (entry_size * 4 <= uint64_t{table_.max_size()} * 3 &&
+      ShouldIndex(name_hash, field_hash)) {
     EmitLiteral(0x40, 6, name_index, name, value);
     table_.InsertHashed(name, value, 0, name_hash, field_hash);
+    inserted_octets_ += static_cast<uint32_t>(entry_size);
   } else {
     EmitLiteral(0x00, 4, name_index, name, value);
   }
+}
+
+bool Encoder::ShouldIndex(uint64_t name_hash, uint64_t field_hash) {
+  // Was this field sent as a literal recently enough that, had it been
+  // indexed then, it would still be in the table now (fewer than max_size()
+  // octets inserted since)? The 32-bit wrap of inserted_octets_ only costs a
+  // misjudged repeat.
+  SeenField& seen = seen_[field_hash & (kSeenSlots - 1)];
+  const uint32_t field_tag = static_cast<uint32_t>(field_hash >> 32) | 1u;
+  const bool repeat =
+      seen.tag == field_tag &&
+      inserted_octets_ - seen.inserted_octets <= table_.max_size();
+  seen.tag = field_tag;
+  seen.inserted_octets = inserted_octets_;
+
+  NameStats& stats = names_[(name_hash >> 7) & (kNameSlots - 1)];
+  const uint32_t name_tag = static_cast<uint32_t>(name_hash >> 32) | 1u;
+  if (stats.tag != name_tag) stats = NameStats{name_tag, 0, 0};
+  ++(repeat ? stats.repeats : stats.fresh);
+  if (stats.fresh + stats.repeats > kNameWindow) {
+    stats.fresh /= 2;
+    stats.repeats /= 2;
+  }
+  if (repeat) return true;
+  const uint32_t samples = uint32_t{stats.fresh} + stats.repeats;
+  return samples <= kMinNameSamples ||
+         uint32_t{stats.repeats} * kRepeatDenominator >=
+             samples * kRepeatNumerator;
 }
 
 void Encoder::EmitLiteral(uint8_t high_bits, int prefix_bits, size_t name_index,

@@ -18,10 +18,24 @@
 //    indexing" with that index (RFC 7541 section 6.2.2): the table does not
 //    change, so the answer cache below keeps hitting for the other fields.
 //  * Every other field is sent as "literal with incremental indexing" so its
-//    next occurrence is an index: repeated fields (`:path` included) cost one
-//    octet from the second block on. Fields whose entry would take more than
-//    3/4 of the table are sent without indexing instead, so one huge value
-//    does not flush the whole table.
+//    next occurrence is an index (repeated fields, `:path` included, cost one
+//    octet from then on), unless the indexing policy below says its value
+//    will not come back in time. Fields whose entry would take more than
+//    3/4 of the table are sent without indexing, so one huge value does not
+//    flush the whole table.
+//  * Indexing policy (ShouldIndex): each such literal is classified as a
+//    repeat (the same name and value went out as a literal while fewer than
+//    max_size() octets have been inserted since: had it been indexed then, it
+//    would still be in the table) or fresh. Per name, over about its last 64
+//    literals, a name whose literals were repeats less than 15% of the time
+//    (dates, content-length, unique paths, changing cookies) has its fresh
+//    values sent "without indexing" (name indexed), so they do not evict
+//    entries that do come back; a repeat is always indexed (its third
+//    occurrence is an index). The first 16 literals of every name are
+//    indexed. "Within the table's reach" makes the rule follow the table
+//    size: at 256 octets almost nothing is worth a slot, at 16384 much more.
+//    State: 256 field slots and 256 name slots, direct-mapped (4 KiB,
+//    constant per connection), updated only on this path.
 //  * Names come from the table when possible (static first: its indexes are
 //    shorter).
 //  * Each string is Huffman-coded only when that is strictly shorter: it is
@@ -165,6 +179,10 @@ class Encoder {
             : ~uint64_t{0};
     return std::string_view(reinterpret_cast<const char*>(buf_.get()), pos_);
   }
+  // The indexing policy (encoder.h's strategy) for a field about to be sent
+  // as a literal that could be indexed: true to index it. Updates the
+  // statistics it reads.
+  bool ShouldIndex(uint64_t name_hash, uint64_t field_hash);
   void EmitSizeUpdate(uint32_t size);
   // Literal representation: `high_bits` and `prefix_bits` of the first octet,
   // the name's table index (0: literal name).
@@ -200,6 +218,33 @@ class Encoder {
   uint64_t answers_version_ = ~uint64_t{0};
   uint64_t block_start_version_ = 0;
   size_t field_pos_ = 0;  // Position of the next field in the block.
+
+  // The indexing policy's state: fixed-size, 4 KiB, nothing per connection
+  // beyond it (direct-mapped by hash; a collision replaces the slot and only
+  // costs compression).
+  // A field sent as a literal: a tag of its hash, and inserted_octets_ then.
+  struct SeenField {
+    uint32_t tag = 0;  // 0: empty (tags have the low bit set).
+    uint32_t inserted_octets = 0;
+  };
+  // Per name, over about its last kNameWindow literals: how many were fresh
+  // values, how many repeated one seen within the table's reach.
+  struct NameStats {
+    uint32_t tag = 0;
+    uint16_t fresh = 0;
+    uint16_t repeats = 0;
+  };
+  static constexpr size_t kSeenSlots = 256;
+  static constexpr size_t kNameSlots = 256;
+  static constexpr uint32_t kNameWindow = 64;  // Both counts halve past it.
+  static constexpr uint32_t kMinNameSamples = 16;
+  // A fresh value is indexed while repeats / samples >= 3/20 (15%).
+  static constexpr uint32_t kRepeatNumerator = 3;
+  static constexpr uint32_t kRepeatDenominator = 20;
+  SeenField seen_[kSeenSlots];
+  NameStats names_[kNameSlots];
+  // RFC sizes of every entry this encoder inserted (wrapping).
+  uint32_t inserted_octets_ = 0;
 
   // Table size the peer's decoder currently has (as last signaled, or the
   // initial 4096).

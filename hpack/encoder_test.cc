@@ -332,6 +332,39 @@ TEST(EncoderTest, HugeFieldsAreNotIndexed) {
   EXPECT_EQ(rt.encoder().table().num_entries(), 2u);
 }
 
+// The indexing policy (encoder.h): a name whose values never come back stops
+// taking table slots after its first 16 literals, a value of it seen again is
+// indexed on that second sighting, and the other names' entries survive.
+TEST(EncoderTest, NamesWhoseValuesDoNotRepeatStopBeingIndexed) {
+  RoundTrip rt(Raw());
+  rt.Send({{"server", "kept"}});
+  const DynamicTable& table = rt.encoder().table();
+  for (int i = 0; i < 16; ++i) {
+    rt.Send({{"x-request-id", "id-" + std::to_string(i)}});
+  }
+  EXPECT_EQ(table.num_entries(), 17u);  // The first 16 literals are indexed.
+  // From the 17th fresh value on: literal without indexing, name indexed
+  // (x-request-id's newest entry, 62 -> 0x0f 0x2f).
+  const std::string fresh = rt.Send({{"x-request-id", "id-16"}});
+  EXPECT_EQ(BytesToHex(fresh.substr(0, 2)), "0f2f");
+  for (int i = 17; i < 200; ++i) {
+    rt.Send({{"x-request-id", "id-" + std::to_string(i)}});
+  }
+  EXPECT_EQ(table.num_entries(), 17u);
+  EXPECT_EQ(table.name(16), "server");  // Never evicted.
+  // A value seen again while it would still have been in the table: indexed
+  // now (literal with incremental indexing), an index the time after.
+  const std::string again = rt.Send({{"x-request-id", "id-199"}});
+  EXPECT_EQ(static_cast<uint8_t>(again[0]) & 0xc0, 0x40);
+  EXPECT_EQ(rt.Send({{"x-request-id", "id-199"}}), "\xbe");
+  // Names whose values repeat are indexed at first sight, as before.
+  for (int i = 0; i < 40; ++i) {
+    rt.Send({{"content-type", i % 2 ? "text/html" : "image/png"}});
+  }
+  const std::string third_type = rt.Send({{"content-type", "text/css"}});
+  EXPECT_EQ(static_cast<uint8_t>(third_type[0]) & 0xc0, 0x40);
+}
+
 TEST(EncoderTest, NamesComeFromTheDynamicTableWhenNotStatic) {
   Encoder encoder(Raw());
   encoder.EncodeBlock({{"x-custom", "1"}});
