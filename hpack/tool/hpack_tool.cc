@@ -24,6 +24,9 @@
 #include "hpack/tool/ratio.h"
 #include "hpack/tool/story.h"
 #include "hpack/tool/story_codec.h"
+#ifdef HPACK_TOOL_NGHTTP2
+#include "hpack/tool/nghttp2_peer.h"
+#endif
 
 namespace hpack {
 namespace tool {
@@ -262,15 +265,26 @@ int Ratio(int argc, char** argv) {
     ++stories;
   }
 
+  // hpack_tool_nghttp2 (BUILD.bazel) sets nghttp2 beside ours; hpack_tool
+  // cannot link it (a testonly test peer).
+#ifdef HPACK_TOOL_NGHTTP2
+  const Peer nghttp2 = Nghttp2Peer();
+  const Peer* peer = &nghttp2;
+#else
+  const Peer* peer = nullptr;
+#endif
   std::vector<RatioRow> rows;
-  if (!ComputeRatios(conversations, sizes, &rows, &error)) {
+  if (!ComputeRatios(conversations, sizes, &rows, &error, peer)) {
     std::fprintf(stderr, "FAIL %s\n", error.c_str());
     return kExitFailure;
   }
+  const std::string beside =
+      peer == nullptr ? "" : ", " + peer->description + " beside it";
   std::printf(
-      "HPACK (h2rpc encoder) vs HTTP/1.1 text: %zu stories, %zu HAR files, %zu "
-      "contexts\n\n%s",
-      stories, hars, conversations.size(), FormatRatioTable(rows).c_str());
+      "HPACK (h2rpc encoder%s) vs HTTP/1.1 text: %zu stories, %zu HAR files, "
+      "%zu contexts\n\n%s",
+      beside.c_str(), stories, hars, conversations.size(),
+      FormatRatioTable(rows).c_str());
   return kExitOk;
 }
 

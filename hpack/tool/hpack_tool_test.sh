@@ -1,10 +1,11 @@
 #!/bin/bash
 # hpack_tool end to end over the vendored hpack-test-case corpus:
-#   hpack_tool_test.sh TOOL --encoded STORY... --raw STORY...
+#   hpack_tool_test.sh TOOL TOOL_NGHTTP2 --encoded STORY... --raw STORY...
 set -euo pipefail
 
 tool=$1
-shift
+tool_nghttp2=$2
+shift 2
 encoded=()
 raw=()
 list=none
@@ -52,7 +53,21 @@ grep -q '^responses: ' "$tmp/ratio.out" || fail "ratio: no responses section"
 [ "$(grep -cE '^ +(256|4096|16384) +[0-9,]+ +0\.[0-9]{3} ' "$tmp/ratio.out")" -eq 6 ] ||
   fail "ratio: expected 3 table sizes x 2 directions"
 
-# 5. Usage errors exit 2.
+# 5. With nghttp2 beside ours (its inflater also decodes every block of ours): two more
+# columns, and ours is the smaller at every table size and direction.
+"$tool_nghttp2" ratio "${raw[@]}" >"$tmp/ratio_nghttp2.out" ||
+  { cat "$tmp/ratio_nghttp2.out"; fail "ratio with nghttp2"; }
+cat "$tmp/ratio_nghttp2.out"
+grep -q '^HPACK (h2rpc encoder, nghttp2 [0-9.]* deflater beside it)' "$tmp/ratio_nghttp2.out" ||
+  fail "ratio with nghttp2: title"
+[ "$(grep -c 'nghttp2 octets  vs nghttp2$' "$tmp/ratio_nghttp2.out")" -eq 2 ] ||
+  fail "ratio with nghttp2: column titles"
+rows=$(grep -E '^ +(256|4096|16384) +[0-9,]+ +0\.[0-9]{3} ' "$tmp/ratio_nghttp2.out")
+[ "$(echo "$rows" | awk '$9 < 1' | wc -l)" -eq 6 ] ||
+  fail "ratio with nghttp2: ours not smaller everywhere"
+grep -q 'nghttp2' "$tmp/ratio.out" && fail "hpack_tool itself has no nghttp2 column"
+
+# 6. Usage errors exit 2.
 set +e
 "$tool" bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown command should exit 2"

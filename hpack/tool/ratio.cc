@@ -194,7 +194,8 @@ Conversation ConversationFromStory(const Story& story,
 
 bool ComputeRatios(const std::vector<Conversation>& conversations,
                    const std::vector<uint32_t>& table_sizes,
-                   std::vector<RatioRow>* rows, std::string* error) {
+                   std::vector<RatioRow>* rows, std::string* error,
+                   const Peer* peer) {
   rows->clear();
   // HTTP/1.1 sizes do not depend on the table size.
   std::vector<std::vector<size_t>> http1(conversations.size());
@@ -205,8 +206,11 @@ bool ComputeRatios(const std::vector<Conversation>& conversations,
   }
   std::vector<HeaderField> fields;
   HeaderList decoded;
+  std::string peer_block;
+  std::vector<Field> peer_decoded;
   for (const uint32_t table_size : table_sizes) {
     Tally tally[2];  // [0] requests, [1] responses.
+    uint64_t peer_octets[2] = {0, 0};
     for (size_t c = 0; c < conversations.size(); ++c) {
       Encoder::Options eo;
       eo.max_table_size = table_size;
@@ -216,6 +220,14 @@ bool ComputeRatios(const std::vector<Conversation>& conversations,
       dopt.max_header_list_size = std::numeric_limits<size_t>::max();
       Decoder decoder(dopt);
       decoder.SetMaxTableSizeLimit(table_size);
+      std::unique_ptr<PeerEncoder> peer_encoder;
+      std::unique_ptr<PeerDecoder> peer_decoder;
+      Decoder peer_check(dopt);  // Ours, on the peer's blocks.
+      peer_check.SetMaxTableSizeLimit(table_size);
+      if (peer != nullptr) {
+        peer_encoder = peer->make_encoder(table_size);
+        peer_decoder = peer->make_decoder(table_size);
+      }
       const std::vector<Message>& messages = conversations[c].messages;
       for (size_t i = 0; i < messages.size(); ++i) {
         fields.clear();
@@ -232,12 +244,41 @@ bool ComputeRatios(const std::vector<Conversation>& conversations,
                    std::to_string(table_size) + " (" + DecodeErrorName(e) + ")";
           return false;
         }
+        const std::string where = conversations[c].name + ": message " +
+                                  std::to_string(i) + " at table size " +
+                                  std::to_string(table_size);
+        if (peer != nullptr) {
+          if (!peer_decoder->Decode(block, &peer_decoded) ||
+              peer_decoded != messages[i].fields) {
+            *error = where + ": " + peer->name +
+                     " does not decode our block back to its fields";
+            return false;
+          }
+          if (!peer_encoder->Encode(messages[i].fields, &peer_block)) {
+            *error = where + ": " + peer->name + " fails to encode it";
+            return false;
+          }
+          const DecodeError pe = peer_check.Decode(peer_block, &decoded);
+          if (IsConnectionError(pe) || pe == DecodeError::kHeaderListTooLarge ||
+              !SameFields(decoded, messages[i].fields)) {
+            *error = where + ": " + peer->name +
+                     "'s block does not decode back to its fields (" +
+                     DecodeErrorName(pe) + ")";
+            return false;
+          }
+          peer_octets[messages[i].is_request ? 0 : 1] += peer_block.size();
+        }
         tally[messages[i].is_request ? 0 : 1].Add(block.size(), http1[c][i]);
       }
     }
     for (int d = 0; d < 2; ++d) {
       if (tally[d].messages > 0) {
         rows->push_back(tally[d].Row(table_size, d == 0));
+        if (peer != nullptr) {
+          rows->back().has_peer = true;
+          rows->back().peer_name = peer->name;
+          rows->back().peer_octets = peer_octets[d];
+        }
       }
     }
   }
@@ -256,17 +297,35 @@ std::string FormatRatioTable(const std::vector<RatioRow>& rows) {
         out += std::string(requests ? "requests" : "responses") + ": " +
                WithCommas(r.messages) + " messages, " +
                WithCommas(r.http1_octets) + " octets as HTTP/1.1\n";
-        std::snprintf(line, sizeof(line),
-                      "%10s  %14s  %6s  %6s  %6s  %6s  %7s\n", "table size",
-                      "HPACK octets", "ratio", "min", "max", "mean", "std dev");
+        std::snprintf(line, sizeof(line), "%10s  %14s  %6s  %6s  %6s  %6s  %7s",
+                      "table size", "HPACK octets", "ratio", "min", "max",
+                      "mean", "std dev");
         out += line;
+        if (r.has_peer) {
+          std::snprintf(line, sizeof(line), "  %14s  %10s",
+                        (r.peer_name + " octets").c_str(),
+                        ("vs " + r.peer_name).c_str());
+          out += line;
+        }
+        out += '\n';
         header_done = true;
       }
       std::snprintf(line, sizeof(line),
-                    "%10u  %14s  %6.3f  %6.3f  %6.3f  %6.3f  %7.3f\n",
+                    "%10u  %14s  %6.3f  %6.3f  %6.3f  %6.3f  %7.3f",
                     r.table_size, WithCommas(r.encoded_octets).c_str(), r.ratio,
                     r.min, r.max, r.mean, r.stddev);
       out += line;
+      if (r.has_peer) {
+        // Ours / the peer's: below 1 where ours is smaller.
+        std::snprintf(line, sizeof(line), "  %14s  %10.3f",
+                      WithCommas(r.peer_octets).c_str(),
+                      r.peer_octets == 0
+                          ? 0.0
+                          : static_cast<double>(r.encoded_octets) /
+                                static_cast<double>(r.peer_octets));
+        out += line;
+      }
+      out += '\n';
     }
   }
   return out;

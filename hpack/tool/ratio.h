@@ -10,7 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hpack/tool/message.h"
@@ -39,6 +42,32 @@ const char* ReasonPhrase(int status);
 // request.
 Conversation ConversationFromStory(const Story& story, const std::string& name);
 
+// Another HPACK implementation, set beside ours in the table: its encoder's
+// octets on the same messages (each of its blocks is decoded by our decoder as
+// a check), and its decoder run on our blocks (so every block we count also
+// decodes there). hpack_tool_nghttp2 passes nghttp2's (nghttp2_peer.h).
+class PeerEncoder {
+ public:
+  virtual ~PeerEncoder() = default;
+  // The next block of the context for `fields`; false on failure.
+  virtual bool Encode(const std::vector<Field>& fields, std::string* block) = 0;
+};
+class PeerDecoder {
+ public:
+  virtual ~PeerDecoder() = default;
+  // Decodes the next block of the context; false on a decoding error.
+  virtual bool Decode(std::string_view block, std::vector<Field>* fields) = 0;
+};
+struct Peer {
+  std::string name;         // Column title: "nghttp2".
+  std::string description;  // Title line: "nghttp2 1.52.0 deflater".
+  // A fresh context whose peer announced SETTINGS_HEADER_TABLE_SIZE =
+  // table_size before the first block (as for our encoder).
+  std::function<std::unique_ptr<PeerEncoder>(uint32_t table_size)> make_encoder;
+  // A fresh decoding context that acknowledged table_size.
+  std::function<std::unique_ptr<PeerDecoder>(uint32_t table_size)> make_decoder;
+};
+
 // One row of the table: one table size, one direction.
 struct RatioRow {
   uint32_t table_size = 0;
@@ -53,6 +82,10 @@ struct RatioRow {
   double mean = 0;
   // Population standard deviation (divides by the message count).
   double stddev = 0;
+  // With a peer: its encoder's octets for the same messages.
+  bool has_peer = false;
+  std::string peer_name;
+  uint64_t peer_octets = 0;
 };
 
 // Encodes every conversation with a fresh hpack::Encoder per table size (the
@@ -61,12 +94,16 @@ struct RatioRow {
 // size update), decodes each block again with a matching Decoder as a check,
 // and returns the rows: for each table size in order, requests then responses
 // (a direction without messages has no row). Returns false with *error set if a
-// block does not decode back to its fields.
+// block does not decode back to its fields. With `peer`, the peer's encoder
+// encodes every message too (its blocks checked with our decoder) and the
+// peer's decoder decodes ours; a failure or mismatch there is an error too.
 bool ComputeRatios(const std::vector<Conversation>& conversations,
                    const std::vector<uint32_t>& table_sizes,
-                   std::vector<RatioRow>* rows, std::string* error);
+                   std::vector<RatioRow>* rows, std::string* error,
+                   const Peer* peer = nullptr);
 
-// The rows as an aligned text table, one section per direction.
+// The rows as an aligned text table, one section per direction; with a peer,
+// two more columns: its octets and ours / its.
 std::string FormatRatioTable(const std::vector<RatioRow>& rows);
 
 }  // namespace tool

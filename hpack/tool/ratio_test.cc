@@ -1,9 +1,13 @@
 #include "hpack/tool/ratio.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hpack/decoder.h"
+#include "hpack/encoder.h"
+#include "hpack/header_list.h"
 #include "hpack/tool/story.h"
 
 namespace hpack {
@@ -111,6 +115,101 @@ TEST(ComputeRatiosTest, TableSizesAndDirections) {
                        "0.256    0.159\n"),
             std::string::npos)
       << table;
+}
+
+// A peer whose blocks are our encoder's with every string raw (no Huffman),
+// so its octets are known, and whose decoder is ours.
+class RawEncoder : public PeerEncoder {
+ public:
+  explicit RawEncoder(uint32_t table_size) : encoder_(Options(table_size)) {
+    encoder_.SetPeerMaxTableSize(table_size);
+  }
+  bool Encode(const std::vector<Field>& fields, std::string* block) override {
+    std::vector<HeaderField> hf;
+    for (const Field& f : fields) hf.push_back(HeaderField{f.first, f.second});
+    *block = std::string(encoder_.EncodeBlock(hf.data(), hf.size()));
+    return true;
+  }
+
+ private:
+  static Encoder::Options Options(uint32_t table_size) {
+    Encoder::Options o;
+    o.max_table_size = table_size;
+    o.use_huffman = false;
+    return o;
+  }
+  Encoder encoder_;
+};
+
+class OurDecoder : public PeerDecoder {
+ public:
+  explicit OurDecoder(uint32_t table_size) {
+    decoder_.SetMaxTableSizeLimit(table_size);
+  }
+  bool Decode(std::string_view block, std::vector<Field>* fields) override {
+    HeaderList list;
+    if (decoder_.Decode(block, &list) != DecodeError::kOk) return false;
+    fields->clear();
+    for (const HeaderField f : list) {
+      fields->emplace_back(std::string(f.name), std::string(f.value));
+    }
+    return true;
+  }
+  Decoder decoder_;
+};
+
+TEST(ComputeRatiosTest, PeerColumns) {
+  Peer peer;
+  peer.name = "raw";
+  peer.description = "raw strings";
+  peer.make_encoder = [](uint32_t size) {
+    return std::unique_ptr<PeerEncoder>(new RawEncoder(size));
+  };
+  peer.make_decoder = [](uint32_t size) {
+    return std::unique_ptr<PeerDecoder>(new OurDecoder(size));
+  };
+  const std::vector<Conversation> conversations = {
+      {"two", {Message{true, kRequest}, Message{true, kRequest}}}};
+  std::vector<RatioRow> rows;
+  std::string error;
+  ASSERT_TRUE(ComputeRatios(conversations, {4096}, &rows, &error, &peer))
+      << error;
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].has_peer);
+  // RFC 7541 C.3.1 + C.3.2 without Huffman: 20 + 4 octets; ours 17 + 4.
+  EXPECT_EQ(rows[0].peer_octets, 24u);
+  EXPECT_EQ(rows[0].encoded_octets, 21u);
+  const std::string table = FormatRatioTable(rows);
+  EXPECT_NE(table.find("std dev      raw octets      vs raw\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("0.159              24       0.875\n"),
+            std::string::npos)
+      << table;
+}
+
+// A peer that cannot decode our blocks fails the computation.
+TEST(ComputeRatiosTest, PeerThatCannotDecodeOursIsAnError) {
+  class Refuses : public PeerDecoder {
+   public:
+    bool Decode(std::string_view, std::vector<Field>*) override {
+      return false;
+    }
+  };
+  Peer peer;
+  peer.name = "refuses";
+  peer.make_encoder = [](uint32_t size) {
+    return std::unique_ptr<PeerEncoder>(new RawEncoder(size));
+  };
+  peer.make_decoder = [](uint32_t) {
+    return std::unique_ptr<PeerDecoder>(new Refuses);
+  };
+  std::vector<RatioRow> rows;
+  std::string error;
+  EXPECT_FALSE(ComputeRatios({{"one", {Message{true, kRequest}}}}, {4096},
+                             &rows, &error, &peer));
+  EXPECT_NE(error.find("refuses does not decode our block"), std::string::npos)
+      << error;
 }
 
 }  // namespace
