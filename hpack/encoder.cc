@@ -158,22 +158,23 @@ void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
 
 bool Encoder::ShouldIndex(uint64_t name_hash, uint64_t field_hash) {
   // Was this field sent as a literal recently enough that, had it been
-  // indexed then, it would still be in the table now (fewer than max_size()
-  // octets inserted since)? The 32-bit wrap of inserted_octets_ only costs a
-  // misjudged repeat.
+  // indexed then, it would still be in the table now (at most max_size()
+  // octets inserted since, counted in 8-octet units)? A 16-bit wrap of the
+  // units, or a tag collision, only costs a misjudged repeat.
   SeenField& seen = seen_[field_hash & (kSeenSlots - 1)];
-  const uint32_t field_tag = static_cast<uint32_t>(field_hash >> 32) | 1u;
-  const bool repeat =
-      seen.tag == field_tag &&
-      inserted_octets_ - seen.inserted_octets <= table_.max_size();
+  const uint16_t field_tag = static_cast<uint16_t>(field_hash >> 48) | 1u;
+  const uint16_t units = static_cast<uint16_t>(inserted_octets_ >> 3);
+  const bool repeat = seen.tag == field_tag &&
+                      static_cast<uint16_t>(units - seen.inserted_units) <=
+                          (table_.max_size() >> 3);
   seen.tag = field_tag;
-  seen.inserted_octets = inserted_octets_;
+  seen.inserted_units = units;
 
   NameStats& stats = names_[(name_hash >> 7) & (kNameSlots - 1)];
-  const uint32_t name_tag = static_cast<uint32_t>(name_hash >> 32) | 1u;
+  const uint16_t name_tag = static_cast<uint16_t>(name_hash >> 48) | 1u;
   if (stats.tag != name_tag) stats = NameStats{name_tag, 0, 0};
   ++(repeat ? stats.repeats : stats.fresh);
-  if (stats.fresh + stats.repeats > kNameWindow) {
+  if (uint32_t{stats.fresh} + stats.repeats > kNameWindow) {
     stats.fresh /= 2;
     stats.repeats /= 2;
   }

@@ -34,7 +34,7 @@
 //    occurrence is an index). The first 16 literals of every name are
 //    indexed. "Within the table's reach" makes the rule follow the table
 //    size: at 256 octets almost nothing is worth a slot, at 16384 much more.
-//    State: 256 field slots and 256 name slots, direct-mapped (4 KiB,
+//    State: 256 field slots and 256 name slots, direct-mapped (2 KiB,
 //    constant per connection), updated only on this path.
 //  * Names come from the table when possible (static first: its indexes are
 //    shorter).
@@ -219,20 +219,21 @@ class Encoder {
   uint64_t block_start_version_ = 0;
   size_t field_pos_ = 0;  // Position of the next field in the block.
 
-  // The indexing policy's state: fixed-size, 4 KiB, nothing per connection
+  // The indexing policy's state: fixed-size, 2 KiB, nothing per connection
   // beyond it (direct-mapped by hash; a collision replaces the slot and only
-  // costs compression).
-  // A field sent as a literal: a tag of its hash, and inserted_octets_ then.
+  // costs compression). Small on purpose: a new encoder zeroes it.
+  // A field sent as a literal: a 16-bit tag of its hash, and
+  // inserted_octets_ / 8 then (wrapping every 512 KiB inserted).
   struct SeenField {
-    uint32_t tag = 0;  // 0: empty (tags have the low bit set).
-    uint32_t inserted_octets = 0;
+    uint16_t tag = 0;  // 0: empty (tags have the low bit set).
+    uint16_t inserted_units = 0;
   };
   // Per name, over about its last kNameWindow literals: how many were fresh
   // values, how many repeated one seen within the table's reach.
   struct NameStats {
-    uint32_t tag = 0;
-    uint16_t fresh = 0;
-    uint16_t repeats = 0;
+    uint16_t tag = 0;
+    uint8_t fresh = 0;
+    uint8_t repeats = 0;
   };
   static constexpr size_t kSeenSlots = 256;
   static constexpr size_t kNameSlots = 256;
