@@ -74,8 +74,20 @@ void Encoder::BeginBlock() {
   if (target_size_ != announced_size_) EmitSizeUpdate(target_size_);
 }
 
+void Encoder::ReserveTable(uint64_t octets) {
+  if (octets == 0 || table_.max_size() == 0) return;
+  table_.Reserve(static_cast<uint32_t>(std::min<uint64_t>(
+      table_.max_size(),
+      std::max<uint64_t>(octets, DynamicTable::kMinCapacity))));
+}
+
 std::string_view Encoder::EncodeBlock(const HeaderField* fields, size_t count) {
   BeginBlock();
+  if (table_.capacity() == 0) {
+    uint64_t octets = 0;
+    for (size_t i = 0; i < count; ++i) octets += EntryOctets(fields[i]);
+    ReserveTable(octets);
+  }
   for (size_t i = 0; i < count; ++i) EncodeField(fields[i]);
   return EndBlock();
 }

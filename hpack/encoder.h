@@ -124,6 +124,11 @@ class Encoder {
   template <typename Range>
   std::string_view EncodeBlock(const Range& fields) {
     BeginBlock();
+    if (table_.capacity() == 0) {
+      uint64_t octets = 0;
+      for (const HeaderField& f : fields) octets += EntryOctets(f);
+      ReserveTable(octets);
+    }
     for (const HeaderField& f : fields) EncodeField(f);
     return EndBlock();
   }
@@ -154,6 +159,16 @@ class Encoder {
 
  private:
   void BeginBlock();
+  static uint64_t EntryOctets(const HeaderField& f) {
+    return uint64_t{f.name.size()} + f.value.size() +
+           DynamicTable::kEntryOverhead;
+  }
+  // The first block that may insert (the table has no storage yet) reserves
+  // room for all its fields at once, min(octets, max size): one allocation
+  // instead of doubling from DynamicTable::kMinCapacity while the block is
+  // encoded (each step reallocates, moves the entries and rebuilds both hash
+  // maps). Later blocks grow the table as it needs.
+  void ReserveTable(uint64_t octets);
   // The answer cache's hit (one octet, inline), else EncodeFieldGeneral.
   void EncodeField(const HeaderField& field) {
     const size_t field_pos = field_pos_++;

@@ -90,6 +90,25 @@ TEST(EncoderTest, RepeatedChromeRequestIsAllIndexed) {
   EXPECT_EQ(rt.Send(ChromeRequest()), second);
 }
 
+// The first block reserves the table's storage for all its fields at once
+// (one allocation, not doubling from 512 while it is encoded).
+TEST(EncoderTest, FirstBlockReservesTheTableOnce) {
+  RoundTrip rt;
+  EXPECT_EQ(rt.encoder().table().capacity(), 0u);
+  uint32_t octets = 0;
+  for (const auto& [name, value] : ChromeRequest()) {
+    octets += static_cast<uint32_t>(name.size() + value.size() + 32);
+  }
+  ASSERT_GT(octets, DynamicTable::kMinCapacity);  // Doubling: 1024.
+  ASSERT_LT(octets, DynamicTable::kDefaultMaxSize);
+  rt.Send(ChromeRequest());
+  EXPECT_EQ(rt.encoder().table().capacity(), octets);
+  // A fresh encoder whose first block has no fields allocates nothing.
+  Encoder empty;
+  empty.EncodeBlock({});
+  EXPECT_EQ(empty.table().capacity(), 0u);
+}
+
 TEST(EncoderTest, RepeatedGrpcRequestIsAllIndexed) {
   RoundTrip rt;
   rt.Send(GrpcRequest());
