@@ -66,6 +66,13 @@ rows=$(grep -E '^ +(256|4096|16384) +[0-9,]+ +0\.[0-9]{3} ' "$tmp/ratio_nghttp2.
 [ "$(echo "$rows" | awk '$9 < 1' | wc -l)" -eq 6 ] ||
   fail "ratio with nghttp2: ours not smaller everywhere"
 grep -q 'nghttp2' "$tmp/ratio.out" && fail "hpack_tool itself has no nghttp2 column"
+grep -q 'story wire' "$tmp/ratio.out" && fail "raw-data has no wire to show"
+# Stories with wire (the encoded ones: the first implementation's, at 4096) add their own
+# blocks' octets at 4096, "-" at the other sizes.
+"$tool" ratio "${encoded[@]:0:32}" >"$tmp/ratio_wire.out" || { cat "$tmp/ratio_wire.out"; fail "ratio with wire"; }
+[ "$(grep -c 'std dev    story wire$' "$tmp/ratio_wire.out")" -eq 2 ] || fail "ratio: story wire title"
+[ "$(grep -cE '^ +4096 .* [0-9,]+$' "$tmp/ratio_wire.out")" -eq 2 ] || fail "ratio: story wire at 4096"
+[ "$(grep -cE '^ +(256|16384) .* -$' "$tmp/ratio_wire.out")" -eq 4 ] || fail "ratio: no story wire elsewhere"
 
 # 6. Usage errors exit 2.
 set +e

@@ -18,6 +18,10 @@ struct Message {
   bool is_request = true;
   // HTTP/2 fields in order, pseudo-header fields included (lowercase names).
   std::vector<Field> fields;
+  // The size of the block a story carries for this message (another
+  // implementation's encoding, table size 4096), or -1 (no wire, a HAR file,
+  // or a story that changes the table size).
+  long story_wire_octets = -1;
 };
 
 // The messages one HPACK encoder context carries, in order.

@@ -177,6 +177,13 @@ Conversation ConversationFromStory(const Story& story,
                                    const std::string& name) {
   Conversation conversation;
   conversation.name = name;
+  // The wire counts when every case has one and the table stays at 4096.
+  bool wire_at_4096 = true;
+  for (const Case& c : story.cases) {
+    if (!c.has_wire || (c.header_table_size && *c.header_table_size != 4096)) {
+      wire_at_4096 = false;
+    }
+  }
   for (const Case& c : story.cases) {
     Message m;
     if (story.context == "request") {
@@ -187,6 +194,7 @@ Conversation ConversationFromStory(const Story& story,
       m.is_request = Find(c.headers, ":status") == nullptr;
     }
     m.fields = c.headers;
+    if (wire_at_4096) m.story_wire_octets = static_cast<long>(c.wire.size());
     conversation.messages.push_back(std::move(m));
   }
   return conversation;
@@ -211,6 +219,9 @@ bool ComputeRatios(const std::vector<Conversation>& conversations,
   for (const uint32_t table_size : table_sizes) {
     Tally tally[2];  // [0] requests, [1] responses.
     uint64_t peer_octets[2] = {0, 0};
+    // The stories' own blocks: only at 4096, only if every message has one.
+    uint64_t wire_octets[2] = {0, 0};
+    bool all_wire[2] = {table_size == 4096, table_size == 4096};
     for (size_t c = 0; c < conversations.size(); ++c) {
       Encoder::Options eo;
       eo.max_table_size = table_size;
@@ -268,7 +279,14 @@ bool ComputeRatios(const std::vector<Conversation>& conversations,
           }
           peer_octets[messages[i].is_request ? 0 : 1] += peer_block.size();
         }
-        tally[messages[i].is_request ? 0 : 1].Add(block.size(), http1[c][i]);
+        const int d = messages[i].is_request ? 0 : 1;
+        if (messages[i].story_wire_octets < 0) {
+          all_wire[d] = false;
+        } else {
+          wire_octets[d] +=
+              static_cast<uint64_t>(messages[i].story_wire_octets);
+        }
+        tally[d].Add(block.size(), http1[c][i]);
       }
     }
     for (int d = 0; d < 2; ++d) {
@@ -278,6 +296,10 @@ bool ComputeRatios(const std::vector<Conversation>& conversations,
           rows->back().has_peer = true;
           rows->back().peer_name = peer->name;
           rows->back().peer_octets = peer_octets[d];
+        }
+        if (all_wire[d]) {
+          rows->back().has_story_wire = true;
+          rows->back().story_wire_octets = wire_octets[d];
         }
       }
     }
@@ -289,27 +311,35 @@ std::string FormatRatioTable(const std::vector<RatioRow>& rows) {
   std::string out;
   char line[160];
   for (const bool requests : {true, false}) {
-    bool header_done = false;
+    const RatioRow* first = nullptr;
+    bool any_wire = false;
     for (const RatioRow& r : rows) {
       if (r.requests != requests) continue;
-      if (!header_done) {
-        if (!out.empty()) out += "\n";
-        out += std::string(requests ? "requests" : "responses") + ": " +
-               WithCommas(r.messages) + " messages, " +
-               WithCommas(r.http1_octets) + " octets as HTTP/1.1\n";
-        std::snprintf(line, sizeof(line), "%10s  %14s  %6s  %6s  %6s  %6s  %7s",
-                      "table size", "HPACK octets", "ratio", "min", "max",
-                      "mean", "std dev");
-        out += line;
-        if (r.has_peer) {
-          std::snprintf(line, sizeof(line), "  %14s  %10s",
-                        (r.peer_name + " octets").c_str(),
-                        ("vs " + r.peer_name).c_str());
-          out += line;
-        }
-        out += '\n';
-        header_done = true;
-      }
+      if (first == nullptr) first = &r;
+      any_wire = any_wire || r.has_story_wire;
+    }
+    if (first == nullptr) continue;
+    if (!out.empty()) out += "\n";
+    out += std::string(requests ? "requests" : "responses") + ": " +
+           WithCommas(first->messages) + " messages, " +
+           WithCommas(first->http1_octets) + " octets as HTTP/1.1\n";
+    std::snprintf(line, sizeof(line), "%10s  %14s  %6s  %6s  %6s  %6s  %7s",
+                  "table size", "HPACK octets", "ratio", "min", "max", "mean",
+                  "std dev");
+    out += line;
+    if (first->has_peer) {
+      std::snprintf(line, sizeof(line), "  %14s  %10s",
+                    (first->peer_name + " octets").c_str(),
+                    ("vs " + first->peer_name).c_str());
+      out += line;
+    }
+    if (any_wire) {
+      std::snprintf(line, sizeof(line), "  %12s", "story wire");
+      out += line;
+    }
+    out += '\n';
+    for (const RatioRow& r : rows) {
+      if (r.requests != requests) continue;
       std::snprintf(line, sizeof(line),
                     "%10u  %14s  %6.3f  %6.3f  %6.3f  %6.3f  %7.3f",
                     r.table_size, WithCommas(r.encoded_octets).c_str(), r.ratio,
@@ -323,6 +353,12 @@ std::string FormatRatioTable(const std::vector<RatioRow>& rows) {
                           ? 0.0
                           : static_cast<double>(r.encoded_octets) /
                                 static_cast<double>(r.peer_octets));
+        out += line;
+      }
+      if (any_wire) {
+        std::snprintf(
+            line, sizeof(line), "  %12s",
+            r.has_story_wire ? WithCommas(r.story_wire_octets).c_str() : "-");
         out += line;
       }
       out += '\n';

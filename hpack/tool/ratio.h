@@ -39,7 +39,8 @@ const char* ReasonPhrase(int status);
 // A story as one conversation (a story shares one context). Each message is a
 // request when the story's context is "request", a response when it is
 // "response", and otherwise a response if it has a :status field, else a
-// request.
+// request. When every case has wire and no case changes the table size from
+// 4096, each message's story_wire_octets is its case's wire size.
 Conversation ConversationFromStory(const Story& story, const std::string& name);
 
 // Another HPACK implementation, set beside ours in the table: its encoder's
@@ -86,6 +87,10 @@ struct RatioRow {
   bool has_peer = false;
   std::string peer_name;
   uint64_t peer_octets = 0;
+  // Table size 4096, every message from a story with wire: the sum of those
+  // blocks (the implementation that wrote the stories, for comparison).
+  bool has_story_wire = false;
+  uint64_t story_wire_octets = 0;
 };
 
 // Encodes every conversation with a fresh hpack::Encoder per table size (the
@@ -103,7 +108,8 @@ bool ComputeRatios(const std::vector<Conversation>& conversations,
                    const Peer* peer = nullptr);
 
 // The rows as an aligned text table, one section per direction; with a peer,
-// two more columns: its octets and ours / its.
+// two more columns: its octets and ours / its; a "story wire" column when a
+// row of the section has one ("-" in the others).
 std::string FormatRatioTable(const std::vector<RatioRow>& rows);
 
 }  // namespace tool

@@ -117,6 +117,38 @@ TEST(ComputeRatiosTest, TableSizesAndDirections) {
       << table;
 }
 
+TEST(ComputeRatiosTest, StoryWireColumnAt4096Only) {
+  Story story;
+  story.cases.resize(2);
+  story.cases[0].headers = kRequest;
+  story.cases[1].headers = kRequest;
+  story.cases[0].has_wire = story.cases[1].has_wire = true;
+  story.cases[0].wire = std::string(20, 'x');
+  story.cases[1].wire = std::string(5, 'x');
+  const Conversation c = ConversationFromStory(story, "s");
+  EXPECT_EQ(c.messages[0].story_wire_octets, 20);
+  std::vector<RatioRow> rows;
+  std::string error;
+  ASSERT_TRUE(ComputeRatios({c}, {256, 4096}, &rows, &error)) << error;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].has_story_wire);
+  EXPECT_TRUE(rows[1].has_story_wire);
+  EXPECT_EQ(rows[1].story_wire_octets, 25u);
+  const std::string table = FormatRatioTable(rows);
+  EXPECT_NE(table.find("std dev    story wire\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.195             -\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.159            25\n"), std::string::npos) << table;
+
+  // A story that changes the table size, or lacks a wire, has none.
+  story.cases[1].header_table_size = 256;
+  EXPECT_EQ(ConversationFromStory(story, "s").messages[0].story_wire_octets,
+            -1);
+  story.cases[1].header_table_size.reset();
+  story.cases[1].has_wire = false;
+  EXPECT_EQ(ConversationFromStory(story, "s").messages[0].story_wire_octets,
+            -1);
+}
+
 // A peer whose blocks are our encoder's with every string raw (no Huffman),
 // so its octets are known, and whose decoder is ours.
 class RawEncoder : public PeerEncoder {
