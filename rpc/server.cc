@@ -140,11 +140,12 @@ absl::Status Server::Impl::Start(
   workers_ = std::make_unique<internal::WorkerPool>(
       options_.min_workers, options_.max_workers, options_.worker_idle_time,
       options_.max_pending_calls);
-  // Leader/follower (an idle worker reads the next request of its last
-  // call's loop itself) is off: it cut calls/s to a third in rpc_benchmark
-  // until its concurrency costs are fixed (rpc/README.md, "Threading model").
-  // When on, the loops must outlive the pool's Shutdown (below).
-  workers_->set_co_poll(false);
+  // Leader/follower: a worker whose last call ran alone reads the next
+  // request of its loop itself and runs its handler (one wake-up per
+  // sequential call instead of two); calls that come in batches keep the
+  // hand-off (rpc/README.md, "Threading model"). The loops outlive the
+  // pool's Shutdown (below).
+  workers_->set_co_poll(true);
   absl::Status status;
   ForEachLoop([&](LoopState* state) {
     if (state != loop_states_[0].get()) return;

@@ -15,14 +15,22 @@
 // Shutdown (and the destructor) runs what is queued, then joins; a task
 // submitted after it is refused.
 //
-// Leader/follower (set_co_poll; off in the server for now: rpc/README.md,
-// "Threading model"). An idle worker co-polls (EventLoop::CoPollUntil) the
-// loop that submitted the last task it ran, at most one worker at a time:
-// the request that loop's socket brings is read on that worker, and the task
-// it submits there (the handler) is claimed by that worker and run as soon as
-// the co-poll returns: no hand-off, no wake-up of the loop thread nor of
-// another worker. A task submitted by any other thread while the only idle
-// worker co-polls kicks it out (a task posted to its loop). The loops must
+// Leader/follower (set_co_poll; on in the server: rpc/README.md, "Threading
+// model"). A worker whose last task ran alone co-polls
+// (EventLoop::CoPollUntil) the loop that submitted it, at most one worker at
+// a time: the request that loop's socket brings is read on that worker, and
+// the task it submits there (the handler) is claimed by that worker and run
+// as soon as the co-poll returns: no hand-off, no wake-up of the loop thread
+// nor of another worker. A task ran alone when at most one other was queued
+// or running at its submission and none was queued behind it when it
+// started (a claimed one: when its co-poll round submitted no other):
+// sequential calls. Calls that come in batches (many in flight) go through
+// the queue as before: there a co-poller holding the loop's run lock turned
+// the other workers' inline writes into posts that woke the loop and kicked
+// the co-poller out (twice the context switches per call at 32 in flight).
+// A task submitted by any other thread while the only idle worker co-polls
+// kicks it out (a task posted to its loop). A co-poll the loop declines (it
+// is awake) is not retried: the worker waits for a task. The loops must
 // outlive Shutdown.
 
 #ifndef RPC_INTERNAL_WORKER_POOL_H_
@@ -118,6 +126,8 @@ class WorkerPool {
     absl::AnyInvocable<void()> on_start;
     // EventLoop::Current() of the submitter: what its worker co-polls next.
     transport::EventLoop* loop;
+    // At most one other task was queued or running when it was submitted.
+    bool quiet;
   };
   transport::Mutex mu_;
   // A task queued or stop_ set (workers wait on it).
@@ -141,6 +151,8 @@ class WorkerPool {
   bool wake_pending_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool co_poll_ ABSL_GUARDED_BY(mu_) = false;
+  // Tasks submitted so far (claimed ones too).
+  uint64_t submits_ ABSL_GUARDED_BY(mu_) = 0;
   // The loop the co-polling worker polls (null: none does).
   transport::EventLoop* copoll_loop_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Set to end the co-poll (a task queued, Shutdown).

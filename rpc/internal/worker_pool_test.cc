@@ -376,6 +376,54 @@ TEST(WorkerPoolLeaderFollowerTest, AClaimLeavesNoTaskQueuedWithoutAThread) {
   EXPECT_EQ(lf.pool->num_threads(), 2);  // A got a thread of its own
 }
 
+TEST(WorkerPoolLeaderFollowerTest, ABatchDoesNotLead) {
+  // Tasks that come in a batch (three from one loop task, the last with two
+  // others queued or running) go through the queue, and the worker that ran
+  // them does not co-poll afterwards: the next event is the loop thread's.
+  // A co-poller that leads into batches read them while other workers ran
+  // handlers, whose inline writes then posted and kicked it out.
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
+  LeaderFollower lf;
+  ASSERT_TRUE(lf.Start(/*max_threads=*/1));  // the worker co-polls
+  std::thread::id loop_id;
+  absl::Notification submitted, release, all_ran;
+  std::atomic<int> ran{0};
+  lf.loop->Post([&] {
+    loop_id = std::this_thread::get_id();
+    lf.pool->Submit([&] {
+      release.WaitForNotificationWithTimeout(kHangGuard);
+      ++ran;
+    });
+    for (int i = 0; i < 2; ++i) {
+      lf.pool->Submit([&] {
+        if (++ran == 3) all_ran.Notify();
+      });
+    }
+    submitted.Notify();
+  });
+  ASSERT_TRUE(submitted.WaitForNotificationWithTimeout(kHangGuard));
+  release.Notify();
+  ASSERT_TRUE(all_ran.WaitForNotificationWithTimeout(kHangGuard));
+  ASSERT_TRUE(lf.pool->WaitIdle(kHangGuard));
+  // The worker settles: asleep, and not in epoll_wait (20 reads in a row,
+  // bounded). One that co-polls now never does.
+  int settled = 0;
+  for (int i = 0; i < 10000 && settled < 20; ++i) {
+    settled = transport::testing::Asleep(lf.worker_tid) &&
+                      !transport::testing::AsleepInEpoll(lf.worker_tid)
+                  ? settled + 1
+                  : 0;
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(settled, 20);
+  absl::Notification read;
+  lf.on_event = [&] { read.Notify(); };
+  uint64_t one = 1;
+  ASSERT_EQ(write(lf.fd, &one, sizeof(one)), 8);
+  ASSERT_TRUE(read.WaitForNotificationWithTimeout(kHangGuard));
+  EXPECT_EQ(lf.handler_ran_on, loop_id);
+}
+
 TEST(WorkerPoolLeaderFollowerTest, ShutdownEndsTheCoPoll) {
   if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
   LeaderFollower lf;
