@@ -2,13 +2,16 @@
 //
 // The fast loop keeps the next input bits left-aligned in a 64-bit buffer and
 // refills it branch-free with one unaligned big-endian 64-bit load (at least 56
-// valid bits after each refill). It then makes kSteps lookups in kDecodeTable,
-// each consuming up to kLookupBits bits and emitting up to kMaxSymbolsPerEntry
-// octets with one 16-bit store. Only the first lookup after a refill checks for
-// a long code (length 0): a long code in a later lookup reads length 0, which
-// consumes and emits nothing, so it waits for the next refill. The critical
-// path is one 1-octet table load and two shifts per lookup; the symbols' load
-// and store are off it.
+// valid bits after each refill). It makes kSteps lookups in kDecodeTable per
+// refill, each consuming up to kLookupBits bits and emitting up to
+// kMaxSymbolsPerEntry octets with one 16-bit store, and leaves at least
+// kLookupBits valid bits, so that the next first lookup's index is taken
+// before the refill and the refill runs beside that lookup's table load. Only
+// the first lookup of an iteration checks for a long code (length 0): a long
+// code in a later lookup reads length 0, which consumes and emits nothing, so
+// it waits for the next iteration. The critical path is one 1-octet table
+// load and two shifts per lookup; the refill and the symbols' load and store
+// are off it.
 //
 // The last input octets (fewer than 8) go through a window loop: one load of
 // all of them (LoadLastOctets), table lookups while an entry's bits are all
@@ -32,16 +35,21 @@ using huffman_internal::DecodeCanonical;
 using huffman_internal::kDecodeTable;
 using huffman_internal::kEosSymbol;
 using huffman_internal::kLookupBits;
+using huffman_internal::kMaxCodeLength;
 using huffman_internal::kMaxSymbolsPerEntry;
 using huffman_internal::kMinCodeLength;
 
-// Lookups per refill: each consumes at most kLookupBits of the >= 56 bits
-// loaded.
-constexpr int kSteps = 56 / kLookupBits;
-static_assert(kSteps * kLookupBits < 64, "summed entries' bits must not carry");
+// Lookups per refill in the fast loop. A refill leaves at least 56 bits, and
+// the lookups after it leave at least kLookupBits of them for the next
+// iteration's first lookup, which is made before that iteration's refill.
+constexpr int kSteps = (56 - kLookupBits) / kLookupBits;
+static_assert(kSteps >= 1 && kSteps * kLookupBits < 64,
+              "summed entries' bits must not carry");
+static_assert(56 >= kMaxCodeLength, "a long code after a refill");
 // The output bound needs no check in an unchecked lookup (one made with at
-// least kLookupBits input bits left): after s symbols from at least 5s bits,
-// with R >= kLookupBits input bits left of the 8 * len,
+// least kLookupBits input bits left, as every lookup of the fast loop is):
+// after s symbols from at least 5s bits, with R >= kLookupBits input bits left
+// of the 8 * len,
 //   out_end - (out + s) = floor(8 * len / 5) - s >= (8 * len - 5s - 4) / 5
 //                       >= (R - 4) / 5 >= 9 / 5,
 // which is more than 1: at least 2 octets of room for the entry's 2-octet
@@ -78,6 +86,14 @@ inline void StoreSymbols(uint8_t* p, uint16_t symbols) {
 
 inline unsigned EntryBits(unsigned length) { return length & 63; }
 inline unsigned EntrySymbols(unsigned length) { return length >> 6; }
+
+// Refills *bits to 56-63 valid bits from the 8 octets at *p, the octet where
+// its *avail valid bits end, and moves *p past the octets now counted.
+inline void Refill(uint64_t* bits, const uint8_t** p, unsigned* avail) {
+  *bits |= LoadBigEndian64(*p) >> *avail;
+  *p += (63 - *avail) >> 3;
+  *avail |= 56;
+}
 
 // One unchecked lookup: emits the entry's symbols and consumes its bits from
 // *bits; adds the raw entry to *entries (see the fast loop).
@@ -144,40 +160,48 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
   uint64_t bits = 0;
   unsigned avail = 0;
 
-  // Every lookup here has at least 56 - 3 * kLookupBits > kLookupBits input
-  // bits left, so the output bound needs no check (see kLookupBits above).
-  while (end - p >= 8) {
-    // Refill to 56-63 bits: `bits` ends at octet p, and so does the input
-    // counted in it.
-    bits |= LoadBigEndian64(p) >> avail;
-    p += (63 - avail) >> 3;
-    avail |= 56;
-
+  // Each iteration's first lookup is made from at least kLookupBits valid
+  // bits left by the one before, and the refill comes after its index: the
+  // refill (one unaligned 64-bit load at p, whose address was known an
+  // iteration ahead, shifted below the valid bits and ORed in) joins the chain
+  // at that lookup's shift, beside its table load, instead of before it. The
+  // chain from one lookup to the next is one 1-octet load and two shifts.
+  if (len >= 8) {
+    bits = LoadBigEndian64(p);
+    p += 7;
+    avail = 56;
     unsigned index = static_cast<unsigned>(bits >> (64 - kLookupBits));
-    unsigned e = kDecodeTable.length[index];
-    if (e == 0) {
-      // A code longer than kLookupBits; all of it is among the >= 56 bits.
-      int code_len = 0;
-      const int sym = DecodeCanonical(static_cast<uint32_t>(bits >> 32),
-                                      kLookupBits + 1, &code_len);
-      if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
-      *o++ = static_cast<uint8_t>(sym);
-      bits <<= code_len;
-      avail -= code_len;
-      continue;
+    for (;;) {
+      const unsigned e = kDecodeTable.length[index];
+      if (e == 0) {
+        // A code longer than kLookupBits; all of it is among the >= 56 bits.
+        int code_len = 0;
+        const int sym = DecodeCanonical(static_cast<uint32_t>(bits >> 32),
+                                        kLookupBits + 1, &code_len);
+        if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
+        *o++ = static_cast<uint8_t>(sym);
+        bits <<= code_len;
+        avail -= code_len;
+        if (end - p < 8) break;
+        Refill(&bits, &p, &avail);
+        index = static_cast<unsigned>(bits >> (64 - kLookupBits));
+        continue;
+      }
+      // The raw entries are summed and the bit count taken once: the bits
+      // fields total at most kSteps * kLookupBits < 64, so they never carry
+      // into the symbol counts.
+      unsigned entries = e;
+      StoreSymbols(o, kDecodeTable.symbols[index]);
+      o += EntrySymbols(e);
+      bits <<= EntryBits(e);
+      // A long code met in a later lookup reads length 0, which consumes and
+      // emits nothing: the next iteration's first lookup takes it.
+      for (int k = 1; k < kSteps; ++k) DecodeStep(&bits, &o, &entries);
+      avail -= EntryBits(entries);
+      if (end - p < 8) break;
+      index = static_cast<unsigned>(bits >> (64 - kLookupBits));
+      Refill(&bits, &p, &avail);
     }
-    // The raw entries are summed and the bit count taken once: the bits
-    // fields total at most kSteps * kLookupBits < 64, so they never carry
-    // into the symbol counts.
-    unsigned entries = e;
-    StoreSymbols(o, kDecodeTable.symbols[index]);
-    o += EntrySymbols(e);
-    bits <<= EntryBits(e);
-    static_assert(kSteps == 4, "three more lookups, unrolled");
-    DecodeStep(&bits, &o, &entries);
-    DecodeStep(&bits, &o, &entries);
-    DecodeStep(&bits, &o, &entries);
-    avail -= EntryBits(entries);
   }
 
   // Tail: fewer than 8 octets past p (or the output nearly full). It decodes
