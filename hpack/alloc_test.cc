@@ -136,6 +136,26 @@ TEST(AllocTest, CounterSeesAllocations) {
   EXPECT_GT(n, 0);
 }
 
+// A fresh decoder sizes its table for the whole block at its first insert: one
+// byte ring and one record ring, not a new pair per doubling from 512 octets
+// (this request's entries total more than 512).
+TEST(AllocTest, ColdDecodeAllocatesTheTableOnce) {
+  Encoder encoder;
+  const std::string wire(encoder.EncodeBlock(ChromeRequest()));
+  HeaderList list;
+  {
+    Decoder warm;  // Grows the list's storage first.
+    ASSERT_EQ(warm.Decode(wire, &list), DecodeError::kOk);
+  }
+  Decoder decoder;
+  DecodeError error = DecodeError::kTruncated;
+  const long n =
+      AllocationsDuring([&] { error = decoder.Decode(wire, &list); });
+  EXPECT_EQ(error, DecodeError::kOk);
+  EXPECT_GT(decoder.table().size(), DynamicTable::kMinCapacity);
+  EXPECT_EQ(n, 2);
+}
+
 TEST(AllocTest, ChromeRequestSteadyStateAllocatesNothing) {
   ExpectSteadyStateAllocatesNothing(ChromeRequest());
 }

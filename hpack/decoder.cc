@@ -227,7 +227,22 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
     if (!IsValidFieldValue(value)) flags |= kFieldValueInvalid;
     block_list_size_ += full_name_len + value_len + HeaderList::kFieldOverhead;
 
-    if (indexing) table_.Insert(name, value, flags);
+    if (indexing) {
+      if (table_.capacity() == 0) {
+        // A fresh table's first entry: reserve for the rest of the block at
+        // once (about 4 table octets per block octet: header text decodes to
+        // at most 8/5 of its Huffman octets, and each entry adds 32), instead
+        // of doubling from 512 two or three times in a cold block. At most
+        // max_size, which the table may reach anyway.
+        const uint64_t want = uint64_t{name_len} + value_len +
+                              DynamicTable::kEntryOverhead +
+                              4 * static_cast<uint64_t>(end - p);
+        table_.Reserve(static_cast<uint32_t>(std::min<uint64_t>(
+            table_.max_size(),
+            std::max<uint64_t>(want, DynamicTable::kMinCapacity))));
+      }
+      table_.Insert(name, value, flags);
+    }
     if (!over_limit) {
       if (list->list_size_ + name_len + value_len + HeaderList::kFieldOverhead >
           max_list) {
