@@ -24,6 +24,10 @@
 #include <string>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace hpack {
 
 // Validation outcome of one field, as stored in dynamic table entries
@@ -126,6 +130,25 @@ inline uint64_t NotValueOctets(uint64_t w) {
 }
 static_assert(kNotValueChar == 2, "NotValueOctets tests exactly NUL, CR, LF");
 
+#if defined(__SSE2__)
+// Nonzero iff some octet of p[0, n) (n >= 16) is NUL, CR or LF: 16 octets per
+// step, the last 16 overlapping the loop's when n is not a multiple of 16.
+inline int NotValueOctets16(const char* p, size_t n) {
+  const __m128i nul = _mm_setzero_si128();
+  const __m128i cr = _mm_set1_epi8('\r');
+  const __m128i lf = _mm_set1_epi8('\n');
+  const auto bad = [&](const char* q) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    return _mm_or_si128(
+        _mm_cmpeq_epi8(w, nul),
+        _mm_or_si128(_mm_cmpeq_epi8(w, cr), _mm_cmpeq_epi8(w, lf)));
+  };
+  __m128i acc = bad(p + n - 16);
+  for (size_t i = 0; i + 16 < n; i += 16) acc = _mm_or_si128(acc, bad(p + i));
+  return _mm_movemask_epi8(acc);
+}
+#endif
+
 }  // namespace field_validation_internal
 
 // True if `name` is a valid HTTP/2 field name (see above). The empty name and a
@@ -139,8 +162,8 @@ inline bool IsValidFieldName(std::string_view name) {
 }
 
 // True if `value` is a valid HTTP/2 field value (see above). The empty value is
-// valid. Values are checked 8 octets per step (overlapping words at the end),
-// names (short) one table lookup per octet.
+// valid. Values are checked 16 octets per step with SSE2 (x86-64), else 8
+// (overlapping words at the end), names (short) one table lookup per octet.
 inline bool IsValidFieldValue(std::string_view value) {
   namespace fv = field_validation_internal;
   const char* p = value.data();
@@ -154,6 +177,10 @@ inline bool IsValidFieldValue(std::string_view value) {
     std::memcpy(&a, p, 4);
     std::memcpy(&b, p + n - 4, 4);
     bad = fv::NotValueOctets(uint64_t{a} | (uint64_t{b} << 32));
+#if defined(__SSE2__)
+  } else if (n >= 16) {
+    bad = fv::NotValueOctets16(p, n) != 0 ? fv::kHighBits : 0;
+#endif
   } else {
     bad = 0;
     size_t i = 0;
