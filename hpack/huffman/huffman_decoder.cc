@@ -43,7 +43,7 @@ using huffman_internal::kMinCodeLength;
 // the lookups after it leave at least kLookupBits of them for the next
 // iteration's first lookup, which is made before that iteration's refill.
 constexpr int kSteps = (56 - kLookupBits) / kLookupBits;
-static_assert(kSteps >= 1 && kSteps * kLookupBits < 64,
+static_assert(kSteps >= 1 && (kSteps + 1) * kLookupBits < 64,
               "summed entries' bits must not carry");
 static_assert(56 >= kMaxCodeLength, "a long code after a refill");
 // The output bound needs no check in an unchecked lookup (one made with at
@@ -197,8 +197,14 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
       // A long code met in a later lookup reads length 0, which consumes and
       // emits nothing: the next iteration's first lookup takes it.
       for (int k = 1; k < kSteps; ++k) DecodeStep(&bits, &o, &entries);
+      if (end - p < 8) {
+        // No refill follows: one more lookup from the >= kLookupBits bits
+        // left (kSteps + 1 entries still sum below 64).
+        DecodeStep(&bits, &o, &entries);
+        avail -= EntryBits(entries);
+        break;
+      }
       avail -= EntryBits(entries);
-      if (end - p < 8) break;
       index = static_cast<unsigned>(bits >> (64 - kLookupBits));
       Refill(&bits, &p, &avail);
     }
