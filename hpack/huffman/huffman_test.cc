@@ -431,6 +431,23 @@ TEST(HuffmanDecode, DenseStringsOfEveryLengthMatchTheReference) {
   }
 }
 
+// Every octet (long codes included) at every symbol position of header text
+// up to 48, followed by 0-23 more symbols: each lookup of the fast loop's
+// groups, the first lookup after a refill, the extra lookup before the loop
+// ends and the tail windows all meet every code, at many bit alignments.
+TEST(HuffmanDecode, EveryOctetAtEveryPositionMatchesTheReference) {
+  const std::string text =
+      "Mozilla/5.0 (X11; Linux x86_64) text/html,application/xml;q=0.9 ";
+  for (int c = 0; c < 256; ++c) {
+    for (size_t before = 0; before <= 48; ++before) {
+      std::string s = text.substr(0, before);
+      s.push_back(static_cast<char>(c));
+      s += text.substr(before, (before * 7 + c) % 24);
+      ASSERT_EQ(DecodeBoth(Encode(s)).out, s) << c << " " << before;
+    }
+  }
+}
+
 TEST(HuffmanDecode, AllOneAndTwoOctetInputsMatchTheReference) {
   for (int a = 0; a < 256; ++a) {
     DecodeBoth(std::string(1, static_cast<char>(a)));
