@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/types/span.h"
+#include "transport/frame/frame.h"
 #include "transport/io/absl_view.h"
 
 namespace transport {
@@ -22,6 +23,10 @@ ConnectionDriver::ConnectionDriver(std::unique_ptr<Endpoint> endpoint,
       iovecs_(new std::string_view[std::max<size_t>(options.max_iovecs, 1)]) {
   connection_ =
       std::make_unique<Connection>(connection_options, listener_, NowNs());
+  // A server's input starts with the client preface, then frames.
+  if (connection_->role() == Role::kServer) {
+    frame_skip_ = kClientPreface.size();
+  }
 }
 
 ConnectionDriver::~ConnectionDriver() {
@@ -124,9 +129,12 @@ void ConnectionDriver::OnReadable() {
   }
   if (state_ != State::kOpen) return;
   size_t total = 0;
-  bool yield = false;
-  IoResult last;
-  for (;;) {
+  IoResult last = IoResult::Ok(0);
+  // Stops at the budget unless the endpoint would block first. Input that a
+  // later step receives counts against it: a peer that keeps sending is
+  // held back by TCP, not buffered here.
+  bool yield = true;
+  while (read_buffer_.size() < options_.max_read_per_event) {
     size_t available = 0;
     uint8_t* room =
         read_room_ < options_.min_read_room
@@ -134,25 +142,22 @@ void ConnectionDriver::OnReadable() {
             : read_buffer_.PrepareAppend(read_room_, &available);
     last = endpoint_->Read(
         absl::Span<char>(reinterpret_cast<char*>(room), available));
-    if (!last.ok()) break;
+    if (!last.ok()) {
+      yield = false;
+      break;
+    }
     read_buffer_.CommitAppend(last.bytes);
     read_room_ = available - last.bytes;
     total += last.bytes;
-    if (total >= options_.max_read_per_event) {
-      yield = true;
-      break;
-    }
   }
-  if (total > 0) {
-    bytes_read_ += total;
-    connection_->Receive(read_buffer_, NowNs());
-    // Keeps the block (and its spare room) for the next read; the DATA
-    // Slices handed out keep their own references.
-    read_buffer_.TrimFront(read_buffer_.size());
-    if (state_ != State::kOpen) return;  // A listener aborted.
-  }
+  const bool closing =
+      last.outcome == IoOutcome::kEof || last.outcome == IoOutcome::kError;
+  bytes_read_ += total;
+  // Before closing, everything read is received.
+  const bool received = !read_buffer_.empty() && ReceiveInput(closing);
+  if (state_ != State::kOpen) return;  // A listener aborted.
   if (last.outcome == IoOutcome::kWouldBlock) ReleaseIfIdle();
-  if (last.outcome == IoOutcome::kEof || last.outcome == IoOutcome::kError) {
+  if (closing) {
     const bool clean = connection_->done();
     close_reason_ = last.outcome == IoOutcome::kError ? last.status
                     : clean
@@ -162,22 +167,87 @@ void ConnectionDriver::OnReadable() {
     FinishClose(close_reason_);
     return;
   }
-  if (yield && !read_resume_posted_) {
-    // Let the other connections of this loop run; the endpoint remembers
-    // that it was not drained.
-    read_resume_posted_ = true;
-    loop_->Post([self = self_] {
-      if (*self == nullptr) return;
-      (*self)->read_resume_posted_ = false;
-      (*self)->OnReadable();
-    });
-  }
-  if (total > 0) {
+  // Let the other connections of this loop run; the endpoint remembers that
+  // it was not drained. (A step left for later reads again after the flush.)
+  if (yield && !receive_pending_) PostReadResume();
+  if (received) {
     owner_->OnDriverProgress();
     if (state_ != State::kOpen) return;
     ScheduleFlush();
     AfterActivity();
   }
+}
+
+void ConnectionDriver::PostReadResume() {
+  if (read_resume_posted_) return;
+  read_resume_posted_ = true;
+  loop_->Post([self = self_] {
+    if (*self == nullptr) return;
+    (*self)->read_resume_posted_ = false;
+    (*self)->OnReadable();
+  });
+}
+
+bool ConnectionDriver::ReceiveInput(bool all) {
+  receive_pending_ = false;
+  const size_t size = read_buffer_.size();
+  size_t cut = size;
+  if (!all && options_.max_stream_ends_per_receive != 0) {
+    // While a write is blocked there is nothing to overlap with, and input
+    // must not wait for it: the peer may be blocked writing to us too (both
+    // sides' buffers full), and only receiving lets either go on. Then all
+    // of it (but a frame header not fully here) goes in one step.
+    const bool split = !write_blocked_;
+    if (split && step_unflushed_) {
+      // One step per flush: the next waits for this step's output to go
+      // (an event that arrived meanwhile only adds to read_buffer_).
+      receive_pending_ = true;
+      return false;
+    }
+    size_t next_header = 0;
+    cut = NextReceiveCut(split ? options_.max_stream_ends_per_receive : 0,
+                         &next_header);
+    frame_skip_ = next_header - cut;
+    // What is left starts at a frame header; less than one header waits for
+    // more input.
+    receive_pending_ = size - cut >= kFrameHeaderSize;
+    step_unflushed_ = receive_pending_;
+  }
+  if (cut == 0) return false;
+  if (cut == size) {
+    connection_->Receive(read_buffer_, NowNs());
+    // Keeps the block (and its spare room) for the next read; the DATA
+    // Slices handed out keep their own references.
+    read_buffer_.TrimFront(size);
+  } else if (read_buffer_.front().size() >= cut) {
+    connection_->Receive(read_buffer_.front().Sub(0, cut), NowNs());
+    read_buffer_.TrimFront(cut);
+  } else {
+    SliceBuffer step;
+    read_buffer_.MoveFrontTo(cut, &step);
+    connection_->Receive(step, NowNs());
+  }
+  return true;
+}
+
+size_t ConnectionDriver::NextReceiveCut(size_t max_ends,
+                                        size_t* next_header) const {
+  const size_t size = read_buffer_.size();
+  size_t pos = frame_skip_;
+  size_t ends = 0;
+  while (pos + kFrameHeaderSize <= size) {
+    uint8_t octets[kFrameHeaderSize];
+    read_buffer_.CopyTo(octets, kFrameHeaderSize, pos);
+    const FrameHeader h = ParseFrameHeader(octets);
+    pos += kFrameHeaderSize + h.length;
+    const bool ends_stream =
+        (h.type == static_cast<uint8_t>(FrameType::kData) ||
+         h.type == static_cast<uint8_t>(FrameType::kHeaders)) &&
+        h.has_flags(kFlagEndStream);
+    if (ends_stream && ++ends == max_ends) break;
+  }
+  *next_header = pos;
+  return std::min(pos, size);
 }
 
 void ConnectionDriver::OnWritable() {
@@ -189,6 +259,7 @@ void ConnectionDriver::OnWritable() {
 void ConnectionDriver::Flush() {
   flush_scheduled_ = false;
   if (state_ != State::kOpen || write_blocked_) return;
+  step_unflushed_ = false;
   size_t written = 0;
   bool wrote_any = false;
   while (connection_->WantsWrite()) {
@@ -237,6 +308,20 @@ void ConnectionDriver::Flush() {
     ReleaseIfIdle();
   }
   AfterActivity();
+  // The next step of the input, now that this one's output went: in the
+  // timer phase of the next loop iteration (which then does not sleep), so
+  // that what it produces, also in posted tasks (a client's next calls), is
+  // written by that iteration's flush. A zero-delay timer, not a Post: no
+  // eventfd write and read per step. Also after a short write: blocked, the
+  // next step takes all the input.
+  if (receive_pending_ && !step_armed_ && state_ == State::kOpen) {
+    step_armed_ = true;
+    loop_->RunAfter(absl::ZeroDuration(), [self = self_] {
+      if (*self == nullptr) return;
+      (*self)->step_armed_ = false;
+      (*self)->OnReadable();
+    });
+  }
 }
 
 void ConnectionDriver::ReleaseIfIdle() {
@@ -244,7 +329,8 @@ void ConnectionDriver::ReleaseIfIdle() {
   // one without streams gives them back: an idle connection then holds no
   // read block, output block or header storage, and the next read or frame
   // allocates them again.
-  if (connection_->num_active_streams() != 0 || connection_->WantsWrite()) {
+  if (connection_->num_active_streams() != 0 || connection_->WantsWrite() ||
+      !read_buffer_.empty()) {
     return;
   }
   read_buffer_.Clear();

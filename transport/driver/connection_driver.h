@@ -9,7 +9,13 @@
 // options.max_read_per_event octets, then it yields to other connections and
 // continues in a later iteration), then hands everything read to
 // Connection::Receive at once. DATA pieces the listener sees are Slices of
-// that read block: no copy.
+// that read block: no copy. With options.max_stream_ends_per_receive = N, it
+// hands over at most the frames that end N streams per step (cut at a frame
+// boundary, which it tracks across reads) and keeps the rest: the next step
+// runs from a zero-delay timer armed by the flush, i.e. in the next loop
+// iteration, after this step's output was written. So a batch of requests
+// read at once is answered in writes of N, and the peer works on the first
+// while this side works on the rest.
 //
 // Write path (coalescing). Nothing is written while input is processed or
 // while the application submits: the driver only marks "flush scheduled" and
@@ -57,6 +63,17 @@ struct DriverOptions {
   size_t min_read_room = 4 << 10;
   // Octets read per readable event before yielding to other connections.
   size_t max_read_per_event = 256 << 10;
+  // Overlap with the peer: at most this many streams ended by the peer
+  // (frames with END_STREAM: a unary request, a response's trailers) are
+  // handed to Connection::Receive per step; the rest of what was read waits
+  // until this step's output was written (the flush at the end of the loop
+  // iteration), and the next step runs in the next iteration. With 32 unary
+  // calls in flight, the peer starts on the first responses while this side
+  // still works on the rest, instead of each side idling while the other
+  // handles the whole batch (benchmarks/README.md). 0: everything read at
+  // once (one write per batch). One call in flight, or a stream's messages,
+  // never reach the bound: still one Receive per read and one write.
+  size_t max_stream_ends_per_receive = 0;
   // iovecs per Writev call.
   size_t max_iovecs = 64;
   // Octets written per flush before yielding to other connections.
@@ -144,6 +161,20 @@ class ConnectionDriver {
   using Self = std::shared_ptr<ConnectionDriver*>;
 
   void OnReadable();
+  // Hands the next step of read_buffer_ (all of it when `all` or without
+  // max_stream_ends_per_receive; all but a partial frame header while a
+  // write is blocked) to Connection::Receive; sets receive_pending_ when a
+  // step is left for later.
+  // Returns whether anything was received.
+  bool ReceiveInput(bool all);
+  // The octets of read_buffer_ the next step takes: up to the end of the
+  // frame that ends the max_ends-th stream (0: no limit), or all of it but a
+  // frame header that has not fully arrived. Sets *next_header to the
+  // offset of the first frame header not taken (maybe beyond size()).
+  size_t NextReceiveCut(size_t max_ends, size_t* next_header) const;
+  // Reads again from a posted task (after other connections, or after the
+  // flush of a step); at most one pending.
+  void PostReadResume();
   void OnWritable();
   void ReadLingering();
   void Flush();
@@ -183,6 +214,15 @@ class ConnectionDriver {
   bool flush_scheduled_ = false;
   bool write_blocked_ = false;  // Short write: waiting for on_writable.
   bool read_resume_posted_ = false;
+  // Octets of input before the next frame header (the rest of a frame
+  // already handed to Receive; the client preface for a server): where
+  // NextReceiveCut starts parsing frame headers in read_buffer_.
+  size_t frame_skip_ = 0;
+  // read_buffer_ holds input that a later step receives (after the flush).
+  bool receive_pending_ = false;
+  // A step was received and its flush has not run yet.
+  bool step_unflushed_ = false;
+  bool step_armed_ = false;  // The timer for the next step is armed.
   EventLoop::TimerId timer_ = EventLoop::kInvalidTimer;
   int64_t timer_deadline_ = kNoDeadline;
   EventLoop::TimerId linger_timer_ = EventLoop::kInvalidTimer;

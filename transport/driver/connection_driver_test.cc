@@ -1,12 +1,17 @@
 // ConnectionDriver on a loop run by an EventLoopThread, with an endpoint
-// whose writes fail on demand. Every wait is bounded.
+// whose writes fail on demand; and on a manual-clock loop over a
+// MemoryEndpoint the test feeds, counting writes (no timing). Every wait is
+// bounded.
 
 #include "transport/driver/connection_driver.h"
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -14,6 +19,7 @@
 #include "transport/connection/connection.h"
 #include "transport/io/endpoint.h"
 #include "transport/io/event_loop.h"
+#include "transport/io/memory_endpoint.h"
 
 namespace transport {
 namespace {
@@ -109,6 +115,183 @@ TEST(ConnectionDriverTest, AWriteErrorFoundInlineIsHandledOnTheLoopThread) {
     destroyed.Notify();
   });
   ASSERT_TRUE(destroyed.WaitForNotificationWithTimeout(kWait));
+}
+
+// ---- Steps: max_stream_ends_per_receive ----
+
+// A server listener that answers every request as soon as it ended (as a
+// callback handler does, inside Receive) and records how many writes the
+// driver had made by then.
+class AnsweringListener final : public ConnectionListener {
+ public:
+  void OnHeaders(uint32_t id, const hpack::HeaderList&, bool end) override {
+    if (end) Answer(id);
+  }
+  void OnTrailers(uint32_t, const hpack::HeaderList&) override {}
+  void OnData(uint32_t, Slice) override {}
+  void OnEndStream(uint32_t id) override { Answer(id); }
+  void OnStreamReset(uint32_t, Http2ErrorCode, bool) override {}
+  void OnConnectionError(const ConnectionError& e) override {
+    errors.push_back(e.DebugData());
+  }
+
+  ConnectionDriver* driver = nullptr;
+  // writev_calls() when each request was answered, in order.
+  std::vector<uint64_t> writes_at_answer;
+  std::vector<std::string> errors;
+
+ private:
+  void Answer(uint32_t id) {
+    writes_at_answer.push_back(driver->writev_calls());
+    const hpack::HeaderField status[] = {{":status", "200"}};
+    EXPECT_TRUE(driver->connection().SubmitHeaders(id, status, true).ok());
+  }
+};
+
+class NullOwner final : public ConnectionDriver::Owner {
+ public:
+  void OnDriverClosed(const absl::Status&) override {}
+};
+
+// What a client sends: preface, SETTINGS, then `requests` unary requests
+// (HEADERS with END_STREAM), from a client-role Connection.
+std::string ClientBytes(int requests) {
+  NullListener listener;
+  ConnectionOptions options;
+  options.role = Role::kClient;
+  Connection client(options, &listener, 0);
+  const hpack::HeaderField headers[] = {{":method", "POST"},
+                                        {":scheme", "http"},
+                                        {":path", "/echo.Echo/Unary"},
+                                        {":authority", "localhost"}};
+  for (int i = 0; i < requests; ++i) {
+    EXPECT_TRUE(client.SubmitRequest(headers, true, nullptr).ok());
+  }
+  SliceBuffer out;
+  client.TakeOutput(&out);
+  return out.ToString();
+}
+
+class DriverStepTest : public ::testing::Test {
+ protected:
+  void Start(size_t max_stream_ends_per_receive,
+             size_t write_capacity = SIZE_MAX) {
+    auto loop = EventLoop::CreateWithManualClock();
+    ASSERT_TRUE(loop.ok()) << loop.status();
+    loop_ = std::move(*loop);
+    auto endpoint = MemoryEndpoint::Create(loop_.get());
+    endpoint_ = endpoint.get();
+    endpoint_->set_write_capacity(write_capacity);
+    DriverOptions options;
+    options.max_stream_ends_per_receive = max_stream_ends_per_receive;
+    driver_ = std::make_unique<ConnectionDriver>(
+        std::move(endpoint), ConnectionOptions(), &listener_, &owner_, options);
+    listener_.driver = driver_.get();
+    driver_->Start();
+    RunIdle();
+  }
+  // Runs iterations until one does nothing (bounded).
+  void RunIdle() {
+    for (int i = 0; i < 1000; ++i) {
+      if (loop_->RunOnce(absl::ZeroDuration()) == 0) return;
+    }
+    ADD_FAILURE() << "the loop never went idle";
+  }
+
+  AnsweringListener listener_;
+  NullOwner owner_;
+  std::unique_ptr<EventLoop> loop_;
+  MemoryEndpoint* endpoint_ = nullptr;
+  std::unique_ptr<ConnectionDriver> driver_;
+};
+
+TEST_F(DriverStepTest, ABatchIsAnsweredInStepsEachWrittenBeforeTheNext) {
+  // 32 requests arrive in one read. With steps of 8 the first 8 answers are
+  // written before the 9th request is even received: the peer starts on
+  // them while this side works on the rest. Without steps all 32 answers
+  // were produced before the first write.
+  Start(8);
+  const std::string bytes = ClientBytes(32);
+  endpoint_->Deliver(bytes);
+  RunIdle();
+  ASSERT_TRUE(listener_.errors.empty()) << listener_.errors[0];
+  ASSERT_EQ(listener_.writes_at_answer.size(), 32u);
+  const uint64_t first = listener_.writes_at_answer[0];
+  for (size_t i = 0; i < 32; ++i) {
+    // One write per step of 8 answers (its frames in one Writev).
+    EXPECT_EQ(listener_.writes_at_answer[i], first + i / 8) << "request " << i;
+  }
+  EXPECT_EQ(driver_->writev_calls(), first + 4);
+  EXPECT_EQ(endpoint_->unread(), 0u);
+}
+
+TEST_F(DriverStepTest, WithoutStepsTheWholeBatchPrecedesItsOneWrite) {
+  // The default (0): one Receive per read, one write per batch (what the
+  // HTTP layer keeps).
+  Start(0);
+  endpoint_->Deliver(ClientBytes(32));
+  RunIdle();
+  ASSERT_EQ(listener_.writes_at_answer.size(), 32u);
+  EXPECT_EQ(listener_.writes_at_answer[31], listener_.writes_at_answer[0]);
+  EXPECT_EQ(driver_->writev_calls(), listener_.writes_at_answer[0] + 1);
+}
+
+TEST_F(DriverStepTest, OneCallInFlightStillCostsOneWritePerCall) {
+  // A request per read never reaches the bound: no extra step, no extra
+  // write (sequential calls keep one write each).
+  Start(8);
+  const std::string bytes = ClientBytes(5);
+  // Where request i ends: the same encoder state makes the same octets.
+  std::vector<size_t> ends;
+  for (int i = 0; i <= 5; ++i) ends.push_back(ClientBytes(i).size());
+  endpoint_->Deliver(bytes.substr(0, ends[0]));
+  RunIdle();
+  const uint64_t before = driver_->writev_calls();
+  for (size_t i = 0; i < 5; ++i) {
+    endpoint_->Deliver(bytes.substr(ends[i], ends[i + 1] - ends[i]));
+    RunIdle();
+    EXPECT_EQ(driver_->writev_calls(), before + i + 1) << "request " << i;
+  }
+  EXPECT_EQ(listener_.writes_at_answer.size(), 5u);
+}
+
+TEST_F(DriverStepTest, ABlockedWriteDoesNotHoldInputBack) {
+  // Steps wait for the flush only while writes go out. Blocked (the peer
+  // reads nothing, maybe because it is blocked writing to us: both sides'
+  // buffers full), all input is received: two peers that each waited for
+  // their write before receiving more would wait forever (64 KiB streams
+  // both ways stalled so).
+  Start(8, /*write_capacity=*/16);
+  endpoint_->Deliver(ClientBytes(32));
+  RunIdle();
+  EXPECT_EQ(listener_.writes_at_answer.size(), 32u);
+  EXPECT_EQ(endpoint_->unread(), 0u);
+  // Then the writes go on as the peer takes them.
+  for (int i = 0; i < 1000 && driver_->connection().WantsWrite(); ++i) {
+    endpoint_->TakeWritten();
+    RunIdle();
+  }
+  EXPECT_FALSE(driver_->connection().WantsWrite());
+}
+
+TEST_F(DriverStepTest, StepsFollowFramesSplitAnywhere) {
+  // The steps cut the input at frame boundaries the driver tracks across
+  // reads (the preface, headers and payloads split between them): fed in
+  // pieces of 1 to 13 octets, every request is answered, none twice, and the
+  // connection sees no error.
+  for (size_t piece = 1; piece <= 13; ++piece) {
+    listener_.writes_at_answer.clear();
+    Start(3);
+    const std::string bytes = ClientBytes(40);
+    for (size_t pos = 0; pos < bytes.size(); pos += piece) {
+      endpoint_->Deliver(bytes.substr(pos, piece));
+      RunIdle();
+    }
+    EXPECT_TRUE(listener_.errors.empty()) << "piece " << piece;
+    EXPECT_EQ(listener_.writes_at_answer.size(), 40u) << "piece " << piece;
+    EXPECT_EQ(driver_->connection().num_active_streams(), 0u);
+    driver_.reset();
+  }
 }
 
 }  // namespace
