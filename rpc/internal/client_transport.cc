@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "rpc/internal/driver_options.h"
 #include "rpc/internal/peer_auth.h"
 #include "rpc/internal/server_connection.h"
 
@@ -39,7 +40,8 @@ ClientTransport::ClientTransport(Host* host,
       auth_context_(AuthContextFor(*endpoint)),
       keepalive_timeout_(options.keepalive_timeout),
       metadata_limits_(options.metadata),
-      driver_(std::move(endpoint), WithMetadataLimits(options), this, this),
+      driver_(std::move(endpoint), WithMetadataLimits(options), this, this,
+              RpcDriverOptions()),
       keepalive_(
           &driver_,
           KeepaliveOptions{options.keepalive_time, options.keepalive_timeout,

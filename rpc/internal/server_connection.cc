@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "rpc/compression/codec.h"
 #include "rpc/compression/encoding.h"
+#include "rpc/internal/driver_options.h"
 #include "rpc/internal/header_builder.h"
 #include "rpc/internal/message_compression.h"
 #include "rpc/internal/peer_auth.h"
@@ -41,7 +42,7 @@ ServerConnection::ServerConnection(
       ping_policy_(PingPolicyOptions{keepalive.min_ping_interval_without_data,
                                      keepalive.max_ping_strikes,
                                      keepalive.permit_without_calls}),
-      driver_(std::move(endpoint), options, this, this),
+      driver_(std::move(endpoint), options, this, this, RpcDriverOptions()),
       keepalive_(
           &driver_,
           KeepaliveOptions{keepalive.keepalive_time,
