@@ -136,6 +136,21 @@ TEST(AllocTest, CounterSeesAllocations) {
   EXPECT_GT(n, 0);
 }
 
+// Allocations made by a fresh `decoder` decoding `wire` (which must decode
+// without error) into `list`, whose storage another decoder grows first.
+long ColdDecodeAllocations(const std::string& wire, Decoder* decoder,
+                           HeaderList* list) {
+  {
+    Decoder warm;
+    EXPECT_EQ(warm.Decode(wire, list), DecodeError::kOk);
+  }
+  DecodeError error = DecodeError::kTruncated;
+  const long n =
+      AllocationsDuring([&] { error = decoder->Decode(wire, list); });
+  EXPECT_EQ(error, DecodeError::kOk);
+  return n;
+}
+
 // A fresh decoder sizes its table for the whole block at its first insert: one
 // byte ring and one record ring, not a new pair per doubling from 512 octets
 // (this request's entries total more than 512).
@@ -143,17 +158,27 @@ TEST(AllocTest, ColdDecodeAllocatesTheTableOnce) {
   Encoder encoder;
   const std::string wire(encoder.EncodeBlock(ChromeRequest()));
   HeaderList list;
-  {
-    Decoder warm;  // Grows the list's storage first.
-    ASSERT_EQ(warm.Decode(wire, &list), DecodeError::kOk);
-  }
   Decoder decoder;
-  DecodeError error = DecodeError::kTruncated;
-  const long n =
-      AllocationsDuring([&] { error = decoder.Decode(wire, &list); });
-  EXPECT_EQ(error, DecodeError::kOk);
+  const long n = ColdDecodeAllocations(wire, &decoder, &list);
   EXPECT_GT(decoder.table().size(), DynamicTable::kMinCapacity);
   EXPECT_EQ(n, 2);
+}
+
+// A first indexed field larger than the table is not inserted (RFC 7541
+// section 4.4), so it must not make a fresh decoder allocate its table either.
+TEST(AllocTest, ColdDecodeOfAnOversizedEntryAllocatesNothing) {
+  // Literal with incremental indexing, new name "x", a raw 5000-octet value
+  // (length 127 + 4873: 0x7f 0x89 0x26): 5033 octets > 4096.
+  std::string wire = "\x40\x01x\x7f\x89\x26";
+  wire.append(5000, 'v');
+  HeaderList list;
+  Decoder decoder;
+  const long n = ColdDecodeAllocations(wire, &decoder, &list);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].value.size(), 5000u);
+  EXPECT_EQ(decoder.table().num_entries(), 0u);
+  EXPECT_EQ(decoder.table().capacity(), 0u);
+  EXPECT_EQ(n, 0);
 }
 
 TEST(AllocTest, ChromeRequestSteadyStateAllocatesNothing) {

@@ -228,15 +228,18 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
     block_list_size_ += full_name_len + value_len + HeaderList::kFieldOverhead;
 
     if (indexing) {
-      if (table_.capacity() == 0) {
+      const uint64_t entry_size =
+          uint64_t{name_len} + value_len + DynamicTable::kEntryOverhead;
+      if (table_.capacity() == 0 && entry_size <= table_.max_size()) {
         // A fresh table's first entry: reserve for the rest of the block at
-        // once (about 4 table octets per block octet: header text decodes to
-        // at most 8/5 of its Huffman octets, and each entry adds 32), instead
-        // of doubling from 512 two or three times in a cold block. At most
-        // max_size, which the table may reach anyway.
-        const uint64_t want = uint64_t{name_len} + value_len +
-                              DynamicTable::kEntryOverhead +
-                              4 * static_cast<uint64_t>(end - p);
+        // once instead of doubling from 512 two or three times in a cold
+        // block. 4 table octets per remaining block octet is a heuristic, not
+        // a bound: header text decodes to at most 8/5 of its Huffman octets
+        // and each entry adds 32, but a field with an indexed name or a short
+        // value adds more per octet, and a reference adds nothing. At most
+        // max_size, which the table may reach anyway. An entry larger than
+        // max_size is not inserted (Insert empties the table): no reserve.
+        const uint64_t want = entry_size + 4 * static_cast<uint64_t>(end - p);
         table_.Reserve(static_cast<uint32_t>(std::min<uint64_t>(
             table_.max_size(),
             std::max<uint64_t>(want, DynamicTable::kMinCapacity))));
