@@ -25,8 +25,10 @@ void DynamicTable::Allocate(uint32_t capacity) {
   // octets.
   const uint64_t ring =
       RoundUpToPowerOfTwo(std::max<uint64_t>(16, 2 * uint64_t{capacity}));
-  // Records: every entry takes at least kEntryOverhead octets of max_size.
-  const size_t records = RoundUpToPowerOfTwo(capacity / kEntryOverhead + 1);
+  // Records: every entry takes at least kEntryOverhead octets of the
+  // capacity, so at most capacity / kEntryOverhead are live at once; the ring
+  // of records (first_, count_) needs no spare slot.
+  const size_t records = RoundUpToPowerOfTwo(capacity / kEntryOverhead);
 
   std::unique_ptr<char[]> bytes(new char[ring]);
   std::unique_ptr<Record[]> recs(new Record[records]);
@@ -59,6 +61,16 @@ void DynamicTable::Allocate(uint32_t capacity) {
       by_field_.Insert(r.field_tag, id);
     }
   }
+}
+
+size_t DynamicTable::storage_bytes() const {
+  if (capacity_ == 0) return 0;
+  size_t n = (byte_mask_ + 1) + (record_mask_ + 1) * sizeof(Record);
+  if (lookup_) {
+    n +=
+        (by_name_.slot_count() + by_field_.slot_count()) * 2 * sizeof(uint32_t);
+  }
+  return n;
 }
 
 void DynamicTable::Reserve(uint32_t capacity) {

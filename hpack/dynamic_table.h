@@ -8,8 +8,13 @@
 // twice the old capacity, kMinCapacity)). An idle table (a connection that
 // never indexes a field) costs nothing, a busy one reaches its final size after
 // a few doublings, and then inserting and evicting in steady state allocates
-// nothing; a peer can make the table hold at most 2 * max_size bytes plus
-// max_size / 32 records, whatever it sends.
+// nothing. Whatever a peer sends, the storage (storage_bytes()), with M the
+// largest max_size the table has had, is at most a byte ring of 2 * M octets
+// and M / 32 32-octet records, each rounded up to a power of two: 3 * M when M
+// is a power of two (the default 4096: 12 KiB), under 6 * M otherwise (worst
+// just above one: 4128 takes 24 KiB). Lookup adds two maps of 2 * M / 32
+// 8-octet slots, also rounded up (at least 8): from M = 128 on, M more at a
+// power of two and under 2 * M more otherwise.
 //
 // An entry never wraps around the end of the byte ring (so its name and value
 // are plain string_views): when it does not fit before the end, it starts over
@@ -69,6 +74,9 @@ class DynamicTable {
   // The largest total entry size the current storage holds without
   // reallocating (0 until the first Insert).
   uint32_t capacity() const { return capacity_; }
+  // Heap octets the storage takes (both rings and the lookup maps; 0 while
+  // capacity() is 0): see the bound above.
+  size_t storage_bytes() const;
   // Changes on every insertion, eviction, size change or reallocation: equal
   // values mean every position, entry and lookup answer is unchanged.
   uint64_t version() const { return version_; }

@@ -1,5 +1,6 @@
 #include "hpack/dynamic_table.h"
 
+#include <algorithm>
 #include <deque>
 #include <random>
 #include <string>
@@ -190,6 +191,48 @@ TEST(DynamicTableTest, StorageGrowsOnDemandUpToMaxSize) {
   ASSERT_TRUE(big.Insert("n", std::string(3000, 'x')));
   EXPECT_GE(big.capacity(), 3033u);
   EXPECT_EQ(big.value(0), std::string(3000, 'x'));
+}
+
+// The memory bound of the header: full to max_size M with the most entries it
+// can hold (M / 32 empty ones, every record slot in use) and churned once
+// around, the storage is 3 * M at a power of two, under 6 * M otherwise (4 * M
+// and 8 * M with the lookup maps).
+TEST(DynamicTableTest, StorageStaysWithinTheBoundWhenFull) {
+  struct Case {
+    uint32_t max_size;
+    size_t bytes;         // Expected storage_bytes() without lookup.
+    size_t lookup_bytes;  // With lookup.
+  };
+  for (const Case& c :
+       {Case{4096, 8192 + 128 * 32, 8192 + 128 * 32 + 4096},
+        Case{4128, 16384 + 256 * 32, 16384 + 256 * 32 + 8192},
+        Case{65536, 131072 + 2048 * 32, 131072 + 2048 * 32 + 65536}}) {
+    for (bool lookup : {false, true}) {
+      DynamicTable t(c.max_size, lookup);
+      const size_t max_entries = c.max_size / DynamicTable::kEntryOverhead;
+      for (size_t i = 0; i < 2 * max_entries + 7; ++i) {
+        ASSERT_TRUE(t.Insert("", "", static_cast<uint8_t>(i)));
+        const size_t live = std::min(i + 1, max_entries);
+        ASSERT_EQ(t.num_entries(), live);
+        // Every live entry is still in its record slot.
+        for (size_t k = 0; k < live; k += live / 8 + 1) {
+          ASSERT_EQ(t.flags(k), static_cast<uint8_t>(i - k)) << k;
+        }
+      }
+      EXPECT_EQ(t.size(), max_entries * DynamicTable::kEntryOverhead);
+      EXPECT_EQ(t.capacity(), c.max_size);
+      const size_t m = c.max_size;
+      const bool pow2 = (m & (m - 1)) == 0;
+      const size_t bound = (lookup ? 4 : 3) * m;
+      EXPECT_EQ(t.storage_bytes(), lookup ? c.lookup_bytes : c.bytes)
+          << m << " " << lookup;
+      if (pow2) {
+        EXPECT_EQ(t.storage_bytes(), bound) << m << " " << lookup;
+      } else {
+        EXPECT_LT(t.storage_bytes(), 2 * bound) << m << " " << lookup;
+      }
+    }
+  }
 }
 
 TEST(DynamicTableTest, LookupFindsNewestAndForgetsEvicted) {
