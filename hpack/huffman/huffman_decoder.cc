@@ -188,8 +188,8 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
         continue;
       }
       // The raw entries are summed and the bit count taken once: the bits
-      // fields total at most kSteps * kLookupBits < 64, so they never carry
-      // into the symbol counts.
+      // fields total at most (kSteps + 1) * kLookupBits = 52 < 64 (the fourth
+      // lookup below included), so they never carry into the symbol counts.
       unsigned entries = e;
       StoreSymbols(o, kDecodeTable.symbols[index]);
       o += EntrySymbols(e);
