@@ -1,5 +1,7 @@
 #include "rpc/internal/worker_pool.h"
 
+#include <functional>
+#include <memory>
 #include <utility>
 
 namespace rpc {
@@ -28,6 +30,17 @@ WorkerPool::~WorkerPool() { Shutdown(); }
 void WorkerPool::set_co_poll(bool on) {
   transport::MutexLock lock(&mu_);
   co_poll_ = on;
+}
+
+void WorkerPool::set_copoll_timeout_hook_for_test(std::function<void()> hook) {
+  transport::MutexLock lock(&mu_);
+  copoll_timeout_hook_ =
+      hook ? std::make_shared<std::function<void()>>(std::move(hook)) : nullptr;
+}
+
+uint64_t WorkerPool::copoll_kicks() {
+  transport::MutexLock lock(&mu_);
+  return copoll_kicks_;
 }
 
 void WorkerPool::Shutdown() {
@@ -102,12 +115,17 @@ WorkerPool::Ticket WorkerPool::Submit(absl::AnyInvocable<void()> task) {
                               transport::EventLoop::Current(), quiet});
       signal = WakeOneLocked();
       // The co-polling worker (counted idle) sleeps in epoll_wait, not on
-      // mu_: end its co-poll so it takes the task (unless this is its own
-      // thread, which takes it next anyway).
+      // mu_: end its co-poll when the task needs it, i.e. when the other idle
+      // workers (idle_ - 1, one of them just signalled) are fewer than the
+      // tasks queued (unless this is its own thread, which takes it next
+      // anyway). A kick whenever it co-polls woke it and the loop thread for
+      // nothing on every call another worker took (with num_loops > 1: each
+      // call of the other loops).
       if (copoll_loop_ != nullptr && t_copolling_pool != this &&
-          !copoll_kick_.load()) {
+          !copoll_kick_.load() && queue_.size() >= static_cast<size_t>(idle_)) {
         copoll_kick_.store(true);
         kick = copoll_loop_;
+        ++copoll_kicks_;
       }
       if (idle_ < static_cast<int>(queue_.size())) {
         if (can_grow) {
@@ -216,6 +234,8 @@ void WorkerPool::Work(ThreadList::iterator self) {
       copoll_loop_ = hint;
       copoll_kick_.store(false);
       const uint64_t round_start = submits_;
+      const std::shared_ptr<std::function<void()>> timeout_hook =
+          copoll_timeout_hook_;
       absl::AnyInvocable<void()> claim;
       t_copolling_pool = this;
       t_claim = &claim;
@@ -225,6 +245,10 @@ void WorkerPool::Work(ThreadList::iterator self) {
           absl::Now() + idle_time_);
       t_copolling_pool = nullptr;
       t_claim = nullptr;
+      if (timeout_hook != nullptr && !claim &&
+          r == transport::EventLoop::CoPollResult::kTimedOut) {
+        (*timeout_hook)();
+      }
       mu_.Lock();
       copoll_loop_ = nullptr;
       if (claim) {
@@ -241,7 +265,13 @@ void WorkerPool::Work(ThreadList::iterator self) {
         continue;
       }
       if (r == transport::EventLoop::CoPollResult::kTimedOut) {
-        if (static_cast<int>(threads_.size()) > min_threads_) {
+        // Not while a task is queued: one submitted after the timeout,
+        // before we took mu_, counted on this thread as idle (copoll_loop_
+        // was set), so it added no thread, set no Ticket::waits and only
+        // posted a kick nobody reads; retiring would leave it to the busy
+        // workers. The top of the loop takes it.
+        if (queue_.empty() &&
+            static_cast<int>(threads_.size()) > min_threads_) {
           --idle_;
           retired_.push_back(std::move(*self));
           threads_.erase(self);

@@ -4,7 +4,9 @@
 // waits for its client) does not starve new calls. A thread above
 // `min_threads` that has found no task for `idle_time` retires (grpc++'s sync
 // server likewise lets its extra threads exit), so a burst does not leave its
-// threads behind. Tasks run in FIFO order.
+// threads behind. Queued tasks start in FIFO order; a task claimed by a
+// co-polling worker (below) never queues, so it may start ahead of tasks
+// queued before it.
 //
 // Beyond `max_threads`. When every thread is busy and none may be added, a
 // task waits in the queue (Submit says so: Ticket::waits) until a thread is
@@ -15,7 +17,8 @@
 // Shutdown (and the destructor) runs what is queued, then joins; a task
 // submitted after it is refused.
 //
-// Leader/follower (set_co_poll; on in the server: rpc/README.md, "Threading
+// Leader/follower (set_co_poll; on in the server unless
+// ServerBuilder::SetWorkerLeaderFollower(false): rpc/README.md, "Threading
 // model"). A worker whose last task ran alone co-polls
 // (EventLoop::CoPollUntil) the loop that submitted it, at most one worker at
 // a time: the request that loop's socket brings is read on that worker, and
@@ -23,15 +26,18 @@
 // as soon as the co-poll returns: no hand-off, no wake-up of the loop thread
 // nor of another worker. A task ran alone when at most one other was queued
 // or running at its submission and none was queued behind it when it
-// started (a claimed one: when its co-poll round submitted no other):
-// sequential calls. Calls that come in batches (many in flight) go through
-// the queue as before: there a co-poller holding the loop's run lock turned
-// the other workers' inline writes into posts that woke the loop and kicked
-// the co-poller out (twice the context switches per call at 32 in flight).
-// A task submitted by any other thread while the only idle worker co-polls
-// kicks it out (a task posted to its loop). A co-poll the loop declines (it
-// is awake) is not retried: the worker waits for a task. The loops must
-// outlive Shutdown.
+// started (a claimed one: when no other task was submitted to the pool, by
+// any thread, during its co-poll round): sequential calls. Calls that come
+// in batches (many in flight) go through the queue as before: there a
+// co-poller holding the loop's run lock turned the other workers' inline
+// writes into posts that woke the loop and kicked the co-poller out (twice
+// the context switches per call at 32 in flight). A task submitted by any
+// other thread while the only idle worker co-polls (more precisely: while
+// the tasks queued outnumber the other idle workers) kicks it out (a task
+// posted to its loop); a task another idle worker takes leaves the co-poll
+// alone. A co-poll that times out retires its worker (above the minimum)
+// only if no task is queued. A co-poll the loop declines (it is awake) is
+// not retried: the worker waits for a task. The loops must outlive Shutdown.
 
 #ifndef RPC_INTERNAL_WORKER_POOL_H_
 #define RPC_INTERNAL_WORKER_POOL_H_
@@ -42,6 +48,7 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -89,6 +96,12 @@ class WorkerPool {
   bool OnStart(TaskId id, absl::AnyInvocable<void()> on_start);
   // Turns leader/follower on or off (the file comment). Off by default.
   void set_co_poll(bool on);
+  // For tests: `hook` runs on a co-polling worker whose co-poll timed out,
+  // after it left the loop and before it takes the pool's lock again (where
+  // it decides to retire); null removes it.
+  void set_copoll_timeout_hook_for_test(std::function<void()> hook);
+  // Kicks Submit posted to end a co-poll (not Shutdown's). For tests.
+  uint64_t copoll_kicks();
   // Runs what is queued, joins every thread, and refuses later tasks.
   // Idempotent; the object stays usable for Cancel and the accessors.
   void Shutdown();
@@ -151,8 +164,13 @@ class WorkerPool {
   bool wake_pending_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool co_poll_ ABSL_GUARDED_BY(mu_) = false;
-  // Tasks submitted so far (claimed ones too).
+  // Tasks submitted so far, from any thread (claimed ones too).
   uint64_t submits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t copoll_kicks_ ABSL_GUARDED_BY(mu_) = 0;
+  // set_copoll_timeout_hook_for_test's; a co-poller copies the pointer
+  // before it leaves mu_.
+  std::shared_ptr<std::function<void()>> copoll_timeout_hook_
+      ABSL_GUARDED_BY(mu_);
   // The loop the co-polling worker polls (null: none does).
   transport::EventLoop* copoll_loop_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Set to end the co-poll (a task queued, Shutdown).

@@ -252,12 +252,13 @@ struct LeaderFollower {
   // If set, the event's handler runs this instead of submitting its task.
   std::function<void()> on_event;
 
-  bool Start(int max_threads) {
+  bool Start(int max_threads, int min_threads = 1,
+             absl::Duration idle_time = absl::Hours(1)) {
     auto t = transport::EventLoopThread::Start("test-loop");
     if (!t.ok()) return false;
     thread = *std::move(t);
     loop = thread->loop();
-    pool = std::make_unique<WorkerPool>(1, max_threads, absl::Hours(1));
+    pool = std::make_unique<WorkerPool>(min_threads, max_threads, idle_time);
     pool->set_co_poll(true);
     fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     absl::Notification first;
@@ -422,6 +423,84 @@ TEST(WorkerPoolLeaderFollowerTest, ABatchDoesNotLead) {
   ASSERT_EQ(write(lf.fd, &one, sizeof(one)), 8);
   ASSERT_TRUE(read.WaitForNotificationWithTimeout(kHangGuard));
   EXPECT_EQ(lf.handler_ran_on, loop_id);
+}
+
+TEST(WorkerPoolLeaderFollowerTest, ATaskForAnotherIdleWorkerDoesNotKick) {
+  // Two workers: one co-polls, the other sleeps on the queue. A task from
+  // another thread goes to the sleeper and leaves the co-poll alone (a kick
+  // would wake the co-poller and the loop thread for nothing); a second
+  // task, while the first still runs, needs the co-poller and kicks it.
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
+  // Declared before the pool, which is joined first.
+  absl::Notification first_started, release, second_ran;
+  std::thread::id first_ran_on, second_ran_on;
+  LeaderFollower lf;
+  ASSERT_TRUE(lf.Start(/*max_threads=*/2, /*min_threads=*/2));
+  const uint64_t kicks = lf.pool->copoll_kicks();
+  lf.pool->Submit([&] {
+    first_ran_on = std::this_thread::get_id();
+    first_started.Notify();
+    release.WaitForNotificationWithTimeout(kHangGuard);
+  });
+  ASSERT_TRUE(first_started.WaitForNotificationWithTimeout(kHangGuard));
+  EXPECT_NE(first_ran_on, lf.worker_id);
+  EXPECT_EQ(lf.pool->copoll_kicks(), kicks);
+  lf.pool->Submit([&] {
+    second_ran_on = std::this_thread::get_id();
+    second_ran.Notify();
+  });
+  ASSERT_TRUE(second_ran.WaitForNotificationWithTimeout(kHangGuard));
+  EXPECT_EQ(second_ran_on, lf.worker_id);
+  EXPECT_EQ(lf.pool->copoll_kicks(), kicks + 1);
+  release.Notify();
+}
+
+TEST(WorkerPoolLeaderFollowerTest, ATaskQueuedAsTheCoPollTimesOutRuns) {
+  // Worker A runs a task that blocks; worker B (above the minimum) ran a
+  // task alone and co-polls until its idle time passes. After that co-poll
+  // timed out, before B takes the pool's lock again (the test hook), the
+  // loop thread submits task C: C counts on B as idle (copoll_loop_ is
+  // still set), so it adds no thread, gets no Ticket::waits and only posts
+  // a kick B never reads. B must run C, not retire and leave it behind A.
+  if (!ThreadSyscallReadable()) GTEST_SKIP() << kNoThreadSyscall;
+  // Declared before the pool, which is joined first (a co-poller may still
+  // hold the hook).
+  absl::Notification a_started, release, c_ran;
+  std::atomic<bool> fired{false};
+  WorkerPool::Ticket c_ticket;
+  LeaderFollower lf;
+  ASSERT_TRUE(lf.Start(/*max_threads=*/2, /*min_threads=*/1,
+                       /*idle_time=*/absl::Milliseconds(20)));
+  lf.loop->Post([&] {
+    lf.pool->Submit([&] {
+      a_started.Notify();
+      release.WaitForNotificationWithTimeout(2 * kHangGuard);
+    });
+  });
+  ASSERT_TRUE(a_started.WaitForNotificationWithTimeout(kHangGuard));
+  // Only B co-polls from here (A's worker is busy).
+  lf.pool->set_copoll_timeout_hook_for_test([&] {
+    if (fired.exchange(true)) return;
+    absl::Notification submitted;
+    lf.loop->Post([&] {
+      c_ticket = lf.pool->Submit([&] { c_ran.Notify(); });
+      submitted.Notify();
+    });
+    EXPECT_TRUE(submitted.WaitForNotificationWithTimeout(kHangGuard));
+  });
+  // B co-polls only if the loop sleeps when it tries; one that found it
+  // awake retires from the queue's wait instead: try again (bounded).
+  for (int attempt = 0; attempt < 100 && !fired.load(); ++attempt) {
+    absl::Notification b_ran;
+    lf.loop->Post([&] { lf.pool->Submit([&] { b_ran.Notify(); }); });
+    ASSERT_TRUE(b_ran.WaitForNotificationWithTimeout(kHangGuard));
+    ASSERT_TRUE(lf.pool->WaitForThreadsAtMost(1, kHangGuard));
+  }
+  ASSERT_TRUE(fired.load());
+  EXPECT_FALSE(c_ticket.waits);
+  EXPECT_TRUE(c_ran.WaitForNotificationWithTimeout(kHangGuard));
+  lf.pool->set_copoll_timeout_hook_for_test(nullptr);
+  release.Notify();
 }
 
 TEST(WorkerPoolLeaderFollowerTest, ShutdownEndsTheCoPoll) {
