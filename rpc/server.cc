@@ -144,8 +144,8 @@ absl::Status Server::Impl::Start(
   // request of its loop itself and runs its handler (one wake-up per
   // sequential call instead of two); calls that come in batches keep the
   // hand-off (rpc/README.md, "Threading model"). The loops outlive the
-  // pool's Shutdown (below).
-  workers_->set_co_poll(true);
+  // pool's Shutdown (below). On by default; SetWorkerLeaderFollower.
+  workers_->set_co_poll(options_.worker_leader_follower);
   absl::Status status;
   ForEachLoop([&](LoopState* state) {
     if (state != loop_states_[0].get()) return;

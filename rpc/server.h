@@ -15,7 +15,9 @@
 //
 // Threading (rpc/README.md): accepted connections are spread round-robin over
 // the I/O loops (one thread each); each connection lives on one loop. Handlers
-// run on the worker pool. Services must outlive the server.
+// run on the worker pool; a worker whose last call came alone reads the next
+// request itself and runs its handler (leader/follower, on by default:
+// ServerBuilder::SetWorkerLeaderFollower). Services must outlive the server.
 
 #ifndef RPC_SERVER_H_
 #define RPC_SERVER_H_

@@ -53,6 +53,11 @@ ServerBuilder& ServerBuilder::SetWorkerIdleTime(absl::Duration idle) {
   return *this;
 }
 
+ServerBuilder& ServerBuilder::SetWorkerLeaderFollower(bool on) {
+  options_->worker_leader_follower = on;
+  return *this;
+}
+
 ServerBuilder& ServerBuilder::SetMaxReceiveMessageSize(int bytes) {
   options_->limits.max_receive_message_size =
       bytes < 0 ? SIZE_MAX : static_cast<size_t>(bytes);

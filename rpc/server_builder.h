@@ -62,6 +62,13 @@ class ServerBuilder {
   // A handler thread above `min` that has had no call to run for `idle`
   // retires (default 10 s), so a burst does not leave its threads behind.
   ServerBuilder& SetWorkerIdleTime(absl::Duration idle);
+  // Leader/follower for blocking handlers (default on): a worker whose last
+  // call came alone reads the next request of that call's loop itself
+  // (co-polls it) and runs its handler, one wake-up per sequential call
+  // instead of the loop thread's and the worker's; off, every call is
+  // handed from the loop thread to a worker. Calls that come in batches go
+  // through the hand-off either way. See rpc/README.md, "Threading model".
+  ServerBuilder& SetWorkerLeaderFollower(bool on);
   // Larger request messages fail the call with RESOURCE_EXHAUSTED (default
   // 4 MiB); larger responses too (default unlimited). -1: unlimited.
   ServerBuilder& SetMaxReceiveMessageSize(int bytes);

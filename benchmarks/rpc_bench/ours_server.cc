@@ -8,7 +8,8 @@
 // keeps its DefaultReactor unfinished, a held server-streaming call is a
 // ServerWriteReactor that writes nothing until Release), --busy_poll_us=N
 // (issue 14's spin mode: the loops busy-poll up to N us after work;
-// ServerBuilder::SetBusyPoll).
+// ServerBuilder::SetBusyPoll), --leader_follower=0|1
+// (SetWorkerLeaderFollower; the builder's default when absent).
 
 #include <cstdio>
 #include <cstdlib>
@@ -115,6 +116,9 @@ int main(int argc, char** argv) {
   builder.SetNumLoops(loops);
   builder.SetWorkerThreads(workers, 256);
   if (idle_ms >= 0) builder.SetWorkerIdleTime(absl::Milliseconds(idle_ms));
+  const int leader_follower = IntFlag(argc, argv, "--leader_follower", -1);
+  if (leader_follower >= 0)
+    builder.SetWorkerLeaderFollower(leader_follower != 0);
   const auto encoding = rpc::compression::ParseEncodingName(
       StringFlag(argc, argv, "--compression", "identity"));
   if (!encoding) {

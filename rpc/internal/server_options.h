@@ -22,6 +22,8 @@ struct ServerOptions {
   int min_workers = 2;
   int max_workers = 256;
   absl::Duration worker_idle_time = WorkerPool::kDefaultIdleTime;
+  // WorkerPool::set_co_poll (ServerBuilder::SetWorkerLeaderFollower).
+  bool worker_leader_follower = true;
   // Calls waiting for a worker once max_workers are busy; 0: no bound.
   size_t max_pending_calls = 0;
   ServerCallLimits limits;
