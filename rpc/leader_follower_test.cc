@@ -133,12 +133,11 @@ TEST_F(LeaderFollowerTest, SequentialCallsRunOnTheThreadThatReadTheRequest) {
   // worker that ran the last call reads the next. A co-poll is declined
   // while the loop thread is still awake from the call before, and the next
   // call then goes through the hand-off, so how many are read there depends
-  // on the scheduling (45-89% in 20 runs next to two other tests): the test
-  // asks for one, which off never gives (LeaderFollowerOffTest). The pool's
-  // co-poll tests skip where the thread probe cannot read
-  // /proc/self/task/TID/syscall (gVisor, ptrace restrictions), a kernel whose
-  // epoll may not wake the latest waiter, the co-poller, first; so does this
-  // one.
+  // on the scheduling (45-97% in 100 runs on 2 CPUs): the test asks for one,
+  // which off never gives (LeaderFollowerOffTest). The pool's co-poll tests
+  // skip where the thread probe cannot read /proc/self/task/TID/syscall
+  // (gVisor, ptrace restrictions), a kernel whose epoll may not wake the
+  // latest waiter, the co-poller, first; so does this one.
   if (!transport::testing::ThreadSyscallReadable()) {
     GTEST_SKIP() << transport::testing::kNoThreadSyscall;
   }
