@@ -23,8 +23,12 @@ nghttp2_nv ToNv(const Field& f) {
 class Nghttp2Encoder : public PeerEncoder {
  public:
   explicit Nghttp2Encoder(uint32_t table_size) {
+    // The peer's decoder starts at 4096 (RFC 7541 section 4.2): only another
+    // size is announced, so the first block carries an update exactly when
+    // ours does.
     ok_ = nghttp2_hd_deflate_new(&deflater_, table_size) == 0 &&
-          nghttp2_hd_deflate_change_table_size(deflater_, table_size) == 0;
+          (table_size == 4096 ||
+           nghttp2_hd_deflate_change_table_size(deflater_, table_size) == 0);
   }
   ~Nghttp2Encoder() override {
     if (deflater_ != nullptr) nghttp2_hd_deflate_del(deflater_);
