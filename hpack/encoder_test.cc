@@ -90,8 +90,8 @@ TEST(EncoderTest, RepeatedChromeRequestIsAllIndexed) {
   EXPECT_EQ(rt.Send(ChromeRequest()), second);
 }
 
-// The first block reserves the table's storage for all its fields at once
-// (one allocation, not doubling from 512 while it is encoded).
+// The first block that inserts reserves the table's storage for all its
+// fields at once (one allocation, not doubling from 512 while it is encoded).
 TEST(EncoderTest, FirstBlockReservesTheTableOnce) {
   RoundTrip rt;
   EXPECT_EQ(rt.encoder().table().capacity(), 0u);
@@ -107,6 +107,33 @@ TEST(EncoderTest, FirstBlockReservesTheTableOnce) {
   Encoder empty;
   empty.EncodeBlock({});
   EXPECT_EQ(empty.table().capacity(), 0u);
+}
+
+// The table is reserved at the first insertion: an encoder whose blocks hold
+// only static matches, never-indexed fields, index_name_only fields with a
+// static name and oversized ones allocates no table at all.
+TEST(EncoderTest, BlocksThatCannotInsertAllocateNoTable) {
+  RoundTrip rt;
+  HeaderField secret{"x-secret", "s3cr3t"};
+  for (int i = 0; i < 3; ++i) {
+    rt.Send({{":method", "GET"},
+             {":scheme", "https"},
+             {":path", "/"},
+             {"accept-encoding", "gzip, deflate"},
+             {"authorization", "Basic dXNlcjpwYXNz"},
+             {"cookie", "short=1"},
+             {"x-huge", std::string(3100, 'h')}});
+    EXPECT_EQ(rt.encoder().table().capacity(), 0u);
+  }
+  const HeaderField date{"date", "Wed, 02 Dec 2026 17:00:00 GMT", false, true};
+  secret.sensitive = true;
+  rt.encoder().EncodeBlock({secret, date});
+  EXPECT_EQ(rt.encoder().table().capacity(), 0u);
+  EXPECT_EQ(rt.encoder().table().num_entries(), 0u);
+  // The first block that inserts reserves for its fields, not counting
+  // sensitive ones.
+  rt.encoder().EncodeBlock({secret, {"x-custom", std::string(600, 'v')}});
+  EXPECT_EQ(rt.encoder().table().capacity(), 8u + 600 + 32);
 }
 
 TEST(EncoderTest, RepeatedGrpcRequestIsAllIndexed) {
@@ -382,6 +409,68 @@ TEST(EncoderTest, NamesWhoseValuesDoNotRepeatStopBeingIndexed) {
   }
   const std::string third_type = rt.Send({{"content-type", "text/css"}});
   EXPECT_EQ(static_cast<uint8_t>(third_type[0]) & 0xc0, 0x40);
+}
+
+// The threshold itself, past a name's first 16 literals (all fresh): each
+// `pairs` adds one fresh value (not indexed) and that value again at once (a
+// repeat within reach, indexed), then one more fresh value is sent. Returns
+// that value's first octet: 0x40 indexed, 0x00 not.
+uint8_t FreshValueAfterRepeats(uint32_t table_size, int pairs) {
+  Encoder::Options options = Raw();
+  options.max_table_size = table_size;
+  RoundTrip rt(options);
+  rt.decoder().SetMaxTableSizeLimit(table_size);
+  rt.encoder().SetPeerMaxTableSize(table_size);
+  int next = 0;
+  auto fresh = [&] {
+    return Fields{{"x-request-id", "id-" + std::to_string(next++)}};
+  };
+  for (int i = 0; i < 16; ++i) rt.Send(fresh());
+  for (int i = 0; i < pairs; ++i) {
+    const Fields value = fresh();
+    EXPECT_EQ(static_cast<uint8_t>(rt.Send(value)[0]) & 0xc0, 0x00) << i;
+    EXPECT_EQ(static_cast<uint8_t>(rt.Send(value)[0]) & 0xc0, 0x40) << i;
+  }
+  return static_cast<uint8_t>(rt.Send(fresh())[0]) & 0xc0;
+}
+
+// At 4096: 4 repeats in 25 literals (16%) keep fresh values indexed, 3 in 23
+// (13%) do not.
+TEST(EncoderTest, FreshValuesAreIndexedFromFifteenPercentRepeats) {
+  EXPECT_EQ(FreshValueAfterRepeats(4096, 4), 0x40);
+  EXPECT_EQ(FreshValueAfterRepeats(4096, 3), 0x00);
+}
+
+// The threshold follows the table size: 16% is not enough below 512 octets
+// (50% there), and is from 512 on.
+TEST(EncoderTest, RepeatThresholdDependsOnTheTableSize) {
+  EXPECT_EQ(FreshValueAfterRepeats(256, 4), 0x00);
+  EXPECT_EQ(FreshValueAfterRepeats(511, 4), 0x00);
+  EXPECT_EQ(FreshValueAfterRepeats(512, 4), 0x40);
+  EXPECT_EQ(FreshValueAfterRepeats(16384, 4), 0x40);
+  EXPECT_EQ(FreshValueAfterRepeats(16384, 3), 0x00);
+}
+
+// The repeat test's reach is capped at 256 KiB: in a 1 MiB table a value sent
+// again after 300 KiB of insertions is fresh (uncapped, the 16-bit distance
+// was always within a 1 MiB reach, so it was a repeat and indexed).
+TEST(EncoderTest, RepeatReachIsCappedForHugeTables) {
+  constexpr uint32_t kSize = 1 << 20;
+  Encoder::Options options = Raw();
+  options.max_table_size = kSize;
+  RoundTrip rt(options);
+  rt.decoder().SetMaxTableSizeLimit(kSize);
+  rt.encoder().SetPeerMaxTableSize(kSize);
+  for (int i = 0; i < 16; ++i) {
+    rt.Send({{"x-request-id", "id-" + std::to_string(i)}});
+  }
+  const Fields value{{"x-request-id", "id-again"}};
+  EXPECT_EQ(static_cast<uint8_t>(rt.Send(value)[0]) & 0xc0, 0x00);
+  for (int i = 0; i < 10; ++i) {
+    rt.Send({{"x-pad-" + std::to_string(i), std::string(30000, 'p')}});
+  }
+  EXPECT_EQ(rt.encoder().table().num_entries(), 26u);  // All indexed.
+  EXPECT_EQ(static_cast<uint8_t>(rt.Send(value)[0]) & 0xc0, 0x00);
 }
 
 TEST(EncoderTest, NamesComeFromTheDynamicTableWhenNotStatic) {
