@@ -150,14 +150,30 @@ void ConnectionDriver::OnReadable() {
     read_room_ = available - last.bytes;
     total += last.bytes;
   }
-  const bool closing =
-      last.outcome == IoOutcome::kEof || last.outcome == IoOutcome::kError;
+  const bool reset = last.outcome == IoOutcome::kError;
+  const bool closing = reset || last.outcome == IoOutcome::kEof;
   bytes_read_ += total;
-  // Before closing, everything read is received.
+  if (reset) {
+    // The connection is gone both ways (a reset): no answer could reach the
+    // peer, so no handler starts for what it sent.
+    read_buffer_.Clear();
+    read_room_ = 0;
+    receive_pending_ = false;
+  }
+  // Before an EOF, everything read (what earlier steps held too) is
+  // received.
   const bool received = !read_buffer_.empty() && ReceiveInput(closing);
   if (state_ != State::kOpen) return;  // A listener aborted.
   if (last.outcome == IoOutcome::kWouldBlock) ReleaseIfIdle();
   if (closing) {
+    // A peer that half-closes after a batch still reads: the answers this
+    // input produced go out before the streams are reset (as they did when
+    // each read was received at once and flushed before the next read saw
+    // the EOF).
+    if (received) {
+      WriteOutputNow();
+      if (state_ != State::kOpen) return;
+    }
     const bool clean = connection_->done();
     close_reason_ = last.outcome == IoOutcome::kError ? last.status
                     : clean
@@ -204,14 +220,19 @@ bool ConnectionDriver::ReceiveInput(bool all) {
       receive_pending_ = true;
       return false;
     }
-    size_t next_header = 0;
-    cut = NextReceiveCut(split ? options_.max_stream_ends_per_receive : 0,
-                         &next_header);
-    frame_skip_ = next_header - cut;
+    const Cut next =
+        NextReceiveCut(split ? options_.max_stream_ends_per_receive : 0);
+    cut = next.octets;
+    frame_skip_ = next.next_header - cut;
+    block_ends_stream_ = next.block_ends_stream;
+    tail_ends_stream_ = next.tail_ends_stream;
     // What is left starts at a frame header; less than one header waits for
     // more input.
     receive_pending_ = size - cut >= kFrameHeaderSize;
-    step_unflushed_ = receive_pending_;
+    // A step that reached the bound waits for its flush even when nothing
+    // (or less than a frame header) is left: input read before that flush
+    // is the next step's, after this one's output.
+    step_unflushed_ = next.capped;
   }
   if (cut == 0) return false;
   if (cut == size) {
@@ -230,24 +251,55 @@ bool ConnectionDriver::ReceiveInput(bool all) {
   return true;
 }
 
-size_t ConnectionDriver::NextReceiveCut(size_t max_ends,
-                                        size_t* next_header) const {
+ConnectionDriver::Cut ConnectionDriver::NextReceiveCut(size_t max_ends) const {
   const size_t size = read_buffer_.size();
+  Cut cut;
+  cut.block_ends_stream = block_ends_stream_;
   size_t pos = frame_skip_;
   size_t ends = 0;
+  if (tail_ends_stream_) {
+    // The rest of a frame an earlier step took in part: its end counts in
+    // the step that completes it.
+    if (pos > size) {
+      cut.tail_ends_stream = true;
+    } else if (++ends == max_ends) {
+      cut.capped = true;
+      cut.next_header = cut.octets = pos;
+      return cut;
+    }
+  }
   while (pos + kFrameHeaderSize <= size) {
     uint8_t octets[kFrameHeaderSize];
     read_buffer_.CopyTo(octets, kFrameHeaderSize, pos);
     const FrameHeader h = ParseFrameHeader(octets);
     pos += kFrameHeaderSize + h.length;
-    const bool ends_stream =
-        (h.type == static_cast<uint8_t>(FrameType::kData) ||
-         h.type == static_cast<uint8_t>(FrameType::kHeaders)) &&
-        h.has_flags(kFlagEndStream);
-    if (ends_stream && ++ends == max_ends) break;
+    bool ends_stream = false;
+    if (h.is(FrameType::kData)) {
+      ends_stream = h.has_flags(kFlagEndStream);
+    } else if (h.is(FrameType::kHeaders) || h.is(FrameType::kContinuation)) {
+      // A header block's END_STREAM (on its HEADERS) takes effect at its
+      // END_HEADERS: the stream ends there, after its CONTINUATION frames.
+      if (h.is(FrameType::kHeaders)) {
+        cut.block_ends_stream = h.has_flags(kFlagEndStream);
+      }
+      if (h.has_flags(kFlagEndHeaders)) {
+        ends_stream = cut.block_ends_stream;
+        cut.block_ends_stream = false;
+      }
+    }
+    // A frame not fully here: its end counts in the step that completes it.
+    if (pos > size) {
+      cut.tail_ends_stream = ends_stream;
+      break;
+    }
+    if (ends_stream && ++ends == max_ends) {
+      cut.capped = true;
+      break;
+    }
   }
-  *next_header = pos;
-  return std::min(pos, size);
+  cut.next_header = pos;
+  cut.octets = std::min(pos, size);
+  return cut;
 }
 
 void ConnectionDriver::OnWritable() {

@@ -33,7 +33,10 @@
 // until the peer closes (at most options.linger; this keeps the kernel from
 // answering unread input with a RST that could destroy our last frames), and
 // closes. EOF or an I/O error from the peer calls
-// Connection::OnTransportClosed (every live stream is reset). Either way the
+// Connection::OnTransportClosed (every live stream is reset): after an EOF,
+// once the input still held is received and the output it produced written
+// (a peer that half-closed still reads); after an error (a reset), with that
+// input dropped (no answer could reach the peer). Either way the
 // owner hears Owner::OnClosed once, from the end of a loop iteration, where
 // it may destroy the driver.
 //
@@ -72,7 +75,11 @@ struct DriverOptions {
   // still works on the rest, instead of each side idling while the other
   // handles the whole batch (benchmarks/README.md). 0: everything read at
   // once (one write per batch). One call in flight, or a stream's messages,
-  // never reach the bound: still one Receive per read and one write.
+  // never reach the bound: still one Receive per read and one write. While a
+  // write is blocked (a short write, waiting for on_writable) steps take all
+  // the input: the peer may be blocked writing to us too. On EOF all of it
+  // is received and the answers written before the streams are reset; on a
+  // read error (a reset) what is held is dropped.
   size_t max_stream_ends_per_receive = 0;
   // iovecs per Writev call.
   size_t max_iovecs = 64;
@@ -167,13 +174,26 @@ class ConnectionDriver {
   // step is left for later.
   // Returns whether anything was received.
   bool ReceiveInput(bool all);
-  // The octets of read_buffer_ the next step takes: up to the end of the
-  // frame that ends the max_ends-th stream (0: no limit), or all of it but a
-  // frame header that has not fully arrived. Sets *next_header to the
-  // offset of the first frame header not taken (maybe beyond size()).
-  size_t NextReceiveCut(size_t max_ends, size_t* next_header) const;
-  // Reads again from a posted task (after other connections, or after the
-  // flush of a step); at most one pending.
+  struct Cut {
+    // The octets of read_buffer_ the next step takes.
+    size_t octets = 0;
+    // Offset of the first frame header not taken (maybe beyond size()).
+    size_t next_header = 0;
+    // The step stops at the max_ends-th end.
+    bool capped = false;
+    // block_ends_stream_ and tail_ends_stream_ after this step.
+    bool block_ends_stream = false;
+    bool tail_ends_stream = false;
+  };
+  // The next step: up to the end of the frame that ends the max_ends-th
+  // stream (0: no limit), or all of read_buffer_ but a frame header that has
+  // not fully arrived. A stream ends at a DATA frame with END_STREAM or at
+  // the END_HEADERS of a header block whose HEADERS has END_STREAM, in the
+  // step that takes the last octet of that frame.
+  Cut NextReceiveCut(size_t max_ends) const;
+  // Reads again from a posted task, after the loop's other connections (a
+  // read that stopped at max_read_per_event); at most one pending. (The next
+  // step of held input runs from the zero-delay timer its flush arms.)
   void PostReadResume();
   void OnWritable();
   void ReadLingering();
@@ -218,6 +238,11 @@ class ConnectionDriver {
   // already handed to Receive; the client preface for a server): where
   // NextReceiveCut starts parsing frame headers in read_buffer_.
   size_t frame_skip_ = 0;
+  // At frame_skip_: a header block (HEADERS with END_STREAM) is open, and its
+  // END_HEADERS (a CONTINUATION's) ends the stream.
+  bool block_ends_stream_ = false;
+  // The frame whose rest the first frame_skip_ octets are ends a stream.
+  bool tail_ends_stream_ = false;
   // read_buffer_ holds input that a later step receives (after the flush).
   bool receive_pending_ = false;
   // A step was received and its flush has not run yet.

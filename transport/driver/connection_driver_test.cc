@@ -5,18 +5,23 @@
 
 #include "transport/driver/connection_driver.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "transport/connection/connection.h"
+#include "transport/frame/frame.h"
 #include "transport/io/endpoint.h"
 #include "transport/io/event_loop.h"
 #include "transport/io/memory_endpoint.h"
@@ -139,14 +144,44 @@ class AnsweringListener final : public ConnectionListener {
   // writev_calls() when each request was answered, in order.
   std::vector<uint64_t> writes_at_answer;
   std::vector<std::string> errors;
+  // Runs after each answer (the test's peer acting meanwhile).
+  std::function<void()> after_answer;
 
  private:
   void Answer(uint32_t id) {
     writes_at_answer.push_back(driver->writev_calls());
     const hpack::HeaderField status[] = {{":status", "200"}};
     EXPECT_TRUE(driver->connection().SubmitHeaders(id, status, true).ok());
+    if (after_answer) after_answer();
   }
 };
+
+// Frames in `bytes` (a server's output: no preface) with END_STREAM: the
+// answers written.
+size_t CountEnds(std::string_view bytes) {
+  size_t ends = 0;
+  size_t pos = 0;
+  while (pos + kFrameHeaderSize <= bytes.size()) {
+    const FrameHeader h =
+        ParseFrameHeader(reinterpret_cast<const uint8_t*>(bytes.data() + pos));
+    pos += kFrameHeaderSize + h.length;
+    if (h.has_flags(kFlagEndStream) &&
+        (h.is(FrameType::kHeaders) || h.is(FrameType::kData))) {
+      ++ends;
+    }
+  }
+  return ends;
+}
+
+// How many answers each step (the answers made before the same write)
+// holds, in order.
+std::vector<size_t> StepSizes(const std::vector<uint64_t>& writes_at_answer) {
+  std::map<uint64_t, size_t> steps;
+  for (uint64_t w : writes_at_answer) ++steps[w];
+  std::vector<size_t> sizes;
+  for (const auto& [w, n] : steps) sizes.push_back(n);
+  return sizes;
+}
 
 class NullOwner final : public ConnectionDriver::Owner {
  public:
@@ -260,12 +295,22 @@ TEST_F(DriverStepTest, ABlockedWriteDoesNotHoldInputBack) {
   // reads nothing, maybe because it is blocked writing to us: both sides'
   // buffers full), all input is received: two peers that each waited for
   // their write before receiving more would wait forever (64 KiB streams
-  // both ways stalled so).
-  Start(8, /*write_capacity=*/16);
+  // both ways stalled so). Here the write blocks in the middle of the
+  // batch: the first step's answers (and the SETTINGS ack, 89 octets) fit
+  // in 100 octets, the second's do not; the step after that short write
+  // takes the rest at once, without waiting for on_writable.
+  Start(8);
+  endpoint_->TakeWritten();  // The preface.
+  endpoint_->set_write_capacity(100);
   endpoint_->Deliver(ClientBytes(32));
   RunIdle();
-  EXPECT_EQ(listener_.writes_at_answer.size(), 32u);
+  ASSERT_EQ(listener_.writes_at_answer.size(), 32u);
   EXPECT_EQ(endpoint_->unread(), 0u);
+  const uint64_t first = listener_.writes_at_answer[0];
+  for (size_t i = 0; i < 32; ++i) {
+    EXPECT_EQ(listener_.writes_at_answer[i], first + std::min<size_t>(i / 8, 2))
+        << "request " << i;
+  }
   // Then the writes go on as the peer takes them.
   for (int i = 0; i < 1000 && driver_->connection().WantsWrite(); ++i) {
     endpoint_->TakeWritten();
@@ -277,10 +322,15 @@ TEST_F(DriverStepTest, ABlockedWriteDoesNotHoldInputBack) {
 TEST_F(DriverStepTest, StepsFollowFramesSplitAnywhere) {
   // The steps cut the input at frame boundaries the driver tracks across
   // reads (the preface, headers and payloads split between them): fed in
-  // pieces of 1 to 13 octets, every request is answered, none twice, and the
-  // connection sees no error.
-  for (size_t piece = 1; piece <= 13; ++piece) {
+  // pieces of 1 to 13 octets (at most one request ends in a piece: one step
+  // per read) and of 40 to 200 (several: steps of at most 3), every request
+  // is answered, none twice, and the connection sees no error.
+  std::vector<size_t> pieces;
+  for (size_t piece = 1; piece <= 13; ++piece) pieces.push_back(piece);
+  for (size_t piece = 40; piece <= 200; piece += 8) pieces.push_back(piece);
+  for (size_t piece : pieces) {
     listener_.writes_at_answer.clear();
+    listener_.errors.clear();
     Start(3);
     const std::string bytes = ClientBytes(40);
     for (size_t pos = 0; pos < bytes.size(); pos += piece) {
@@ -290,8 +340,169 @@ TEST_F(DriverStepTest, StepsFollowFramesSplitAnywhere) {
     EXPECT_TRUE(listener_.errors.empty()) << "piece " << piece;
     EXPECT_EQ(listener_.writes_at_answer.size(), 40u) << "piece " << piece;
     EXPECT_EQ(driver_->connection().num_active_streams(), 0u);
+    const std::vector<size_t> steps = StepSizes(listener_.writes_at_answer);
+    size_t full = 0;
+    for (size_t n : steps) {
+      EXPECT_LE(n, 3u) << "piece " << piece;
+      if (n == 3) ++full;
+    }
+    if (piece <= 13) {
+      EXPECT_EQ(full, 0u) << "piece " << piece;
+    } else {
+      // Pieces hold more than 3 requests (after the first, about 10 octets
+      // each): the bound is reached.
+      EXPECT_GT(full, 0u) << "piece " << piece;
+    }
     driver_.reset();
   }
+}
+
+TEST_F(DriverStepTest, AnEofAfterABatchStillGetsItsAnswers) {
+  // A client that half-closes after its requests still reads the answers.
+  // Here the EOF is read while steps still hold 24 of the 32 requests: they
+  // are received at once, and their answers written before the streams are
+  // reset (answering each read at once, that took one write before the EOF
+  // was read).
+  Start(8);
+  endpoint_->TakeWritten();  // The preface.
+  endpoint_->Deliver(ClientBytes(32));
+  loop_->RunOnce(absl::ZeroDuration());  // The first step and its write.
+  ASSERT_EQ(listener_.writes_at_answer.size(), 8u);
+  ASSERT_EQ(CountEnds(endpoint_->written()), 8u);
+  endpoint_->DeliverEof();
+  RunIdle();
+  EXPECT_TRUE(driver_->closed());
+  EXPECT_EQ(listener_.writes_at_answer.size(), 32u);
+  EXPECT_EQ(CountEnds(endpoint_->written()), 32u);
+}
+
+TEST_F(DriverStepTest, AnEofInTheSameReadStillGetsItsAnswers) {
+  // The requests and the EOF in one read: all of it is received and the
+  // answers written before closing.
+  Start(8);
+  endpoint_->TakeWritten();
+  endpoint_->Deliver(ClientBytes(32));
+  endpoint_->DeliverEof();
+  RunIdle();
+  EXPECT_TRUE(driver_->closed());
+  EXPECT_EQ(listener_.writes_at_answer.size(), 32u);
+  EXPECT_EQ(CountEnds(endpoint_->written()), 32u);
+}
+
+TEST_F(DriverStepTest, InputReadBeforeAFullStepsFlushWaitsForIt) {
+  // The first step ends exactly at the 8th request (nothing is left); more
+  // requests read before that step's flush are the next step's, after its
+  // write: the 9th answer follows the first write.
+  Start(8);
+  std::vector<size_t> ends;
+  for (int i = 0; i <= 16; ++i) ends.push_back(ClientBytes(i).size());
+  const std::string bytes = ClientBytes(16);
+  listener_.after_answer = [&] {
+    if (listener_.writes_at_answer.size() != 8) return;
+    // Its on_readable runs before the flush (deferred after it).
+    endpoint_->Deliver(bytes.substr(ends[8]));
+  };
+  endpoint_->Deliver(bytes.substr(0, ends[8]));
+  RunIdle();
+  ASSERT_EQ(listener_.writes_at_answer.size(), 16u);
+  EXPECT_EQ(listener_.writes_at_answer[8], listener_.writes_at_answer[7] + 1);
+  EXPECT_EQ(StepSizes(listener_.writes_at_answer), (std::vector<size_t>{8, 8}));
+}
+
+// Reads return `input`, then a connection reset; writes take everything.
+class ResetEndpoint final : public Endpoint {
+ public:
+  ResetEndpoint(EventLoop* loop, std::string input)
+      : loop_(loop), input_(std::move(input)) {}
+  EventLoop* loop() const override { return loop_; }
+  const SocketAddress& peer_address() const override { return address_; }
+  const SocketAddress& local_address() const override { return address_; }
+  IoResult Read(absl::Span<char> buffer) override {
+    if (input_.empty()) return IoResult::Error(absl::UnavailableError("RST"));
+    const size_t n = std::min(buffer.size(), input_.size());
+    input_.copy(buffer.data(), n);
+    input_.erase(0, n);
+    return IoResult::Ok(n);
+  }
+  IoResult Writev(absl::Span<const std::string_view> buffers) override {
+    size_t n = 0;
+    for (std::string_view b : buffers) n += b.size();
+    return IoResult::Ok(n);
+  }
+  void ShutdownWrite() override {}
+  void Close() override {}
+
+ private:
+  EventLoop* const loop_;
+  std::string input_;
+  SocketAddress address_;
+};
+
+TEST(ConnectionDriverResetTest, AResetStartsNoHandlerForTheInputBeforeIt) {
+  // Requests read in the same event as a connection reset: no answer could
+  // reach the peer, so none is started (steps or not).
+  auto loop = EventLoop::CreateWithManualClock();
+  ASSERT_TRUE(loop.ok()) << loop.status();
+  AnsweringListener listener;
+  NullOwner owner;
+  DriverOptions options;
+  options.max_stream_ends_per_receive = 8;
+  ConnectionDriver driver(
+      std::make_unique<ResetEndpoint>(loop->get(), ClientBytes(32)),
+      ConnectionOptions(), &listener, &owner, options);
+  listener.driver = &driver;
+  driver.Start();
+  for (int i = 0; i < 100; ++i) {
+    if ((*loop)->RunOnce(absl::ZeroDuration()) == 0) break;
+  }
+  EXPECT_TRUE(driver.closed());
+  EXPECT_EQ(driver.close_reason().message(), "RST");
+  EXPECT_EQ(listener.writes_at_answer.size(), 0u);
+}
+
+// `bytes` (ClientBytes) with its first request's HEADERS split into HEADERS
+// (END_STREAM, without END_HEADERS) and a CONTINUATION (END_HEADERS).
+std::string WithContinuation(const std::string& bytes) {
+  size_t pos = kClientPreface.size();
+  for (;;) {
+    const FrameHeader h =
+        ParseFrameHeader(reinterpret_cast<const uint8_t*>(bytes.data() + pos));
+    if (!h.is(FrameType::kHeaders)) {
+      pos += kFrameHeaderSize + h.length;
+      continue;
+    }
+    EXPECT_EQ(h.flags, kFlagEndStream | kFlagEndHeaders);
+    const size_t first = h.length / 2;
+    auto header = [&](uint32_t length, FrameType type, uint8_t flags) {
+      uint8_t octets[kFrameHeaderSize];
+      FrameHeader f;
+      f.length = length;
+      f.type = static_cast<uint8_t>(type);
+      f.flags = flags;
+      f.stream_id = h.stream_id;
+      SerializeFrameHeader(f, octets);
+      return std::string(reinterpret_cast<char*>(octets), kFrameHeaderSize);
+    };
+    const size_t payload = pos + kFrameHeaderSize;
+    return bytes.substr(0, pos) +
+           header(first, FrameType::kHeaders, kFlagEndStream) +
+           bytes.substr(payload, first) +
+           header(h.length - first, FrameType::kContinuation, kFlagEndHeaders) +
+           bytes.substr(payload + first);
+  }
+}
+
+TEST_F(DriverStepTest, AStreamEndsAtTheEndOfItsHeaderBlock) {
+  // HEADERS with END_STREAM ends its stream at the END_HEADERS of its
+  // CONTINUATION: a step of one request takes both frames (then the
+  // request is answered, alone, before the next step).
+  Start(1);
+  endpoint_->Deliver(WithContinuation(ClientBytes(3)));
+  RunIdle();
+  ASSERT_TRUE(listener_.errors.empty()) << listener_.errors[0];
+  ASSERT_EQ(listener_.writes_at_answer.size(), 3u);
+  EXPECT_EQ(StepSizes(listener_.writes_at_answer),
+            (std::vector<size_t>{1, 1, 1}));
 }
 
 }  // namespace
