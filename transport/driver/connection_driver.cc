@@ -153,15 +153,11 @@ void ConnectionDriver::OnReadable() {
   const bool reset = last.outcome == IoOutcome::kError;
   const bool closing = reset || last.outcome == IoOutcome::kEof;
   bytes_read_ += total;
-  if (reset) {
-    // The connection is gone both ways (a reset): no answer could reach the
-    // peer, so no handler starts for what it sent.
-    read_buffer_.Clear();
-    read_room_ = 0;
-    receive_pending_ = false;
-  }
-  // Before an EOF, everything read (what earlier steps held too) is
-  // received.
+  // Before an EOF or a reset, everything read (what earlier steps held too)
+  // is received, as it was when each read was received at once: octets the
+  // endpoint returned are data the peer sent (a client's response that came
+  // just before the server reset the connection completes its call). After a
+  // reset no answer can reach the peer, so none is written.
   const bool received = !read_buffer_.empty() && ReceiveInput(closing);
   if (state_ != State::kOpen) return;  // A listener aborted.
   if (last.outcome == IoOutcome::kWouldBlock) ReleaseIfIdle();
@@ -170,7 +166,7 @@ void ConnectionDriver::OnReadable() {
     // input produced go out before the streams are reset (as they did when
     // each read was received at once and flushed before the next read saw
     // the EOF).
-    if (received) {
+    if (received && !reset) {
       WriteOutputNow();
       if (state_ != State::kOpen) return;
     }

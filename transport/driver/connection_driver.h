@@ -35,8 +35,9 @@
 // closes. EOF or an I/O error from the peer calls
 // Connection::OnTransportClosed (every live stream is reset): after an EOF,
 // once the input still held is received and the output it produced written
-// (a peer that half-closed still reads); after an error (a reset), with that
-// input dropped (no answer could reach the peer). Either way the
+// (a peer that half-closed still reads); after an error (a reset), once that
+// input is received too (octets read are data the peer sent: a response read
+// just before the reset completes its call) and nothing written. Either way the
 // owner hears Owner::OnClosed once, from the end of a loop iteration, where
 // it may destroy the driver.
 //
@@ -79,7 +80,7 @@ struct DriverOptions {
   // write is blocked (a short write, waiting for on_writable) steps take all
   // the input: the peer may be blocked writing to us too. On EOF all of it
   // is received and the answers written before the streams are reset; on a
-  // read error (a reset) what is held is dropped.
+  // read error (a reset) all of it is received and nothing written.
   size_t max_stream_ends_per_receive = 0;
   // iovecs per Writev call.
   size_t max_iovecs = 64;
