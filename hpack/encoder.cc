@@ -88,15 +88,7 @@ void Encoder::ReserveTable(uint64_t octets) {
 }
 
 std::string_view Encoder::EncodeBlock(const HeaderField* fields, size_t count) {
-  BeginBlock();
-  if (NeedsReserve()) {
-    block_octets_ = 0;
-    for (size_t i = 0; i < count; ++i) {
-      block_octets_ += ReserveOctets(fields[i], table_.max_size());
-    }
-  }
-  for (size_t i = 0; i < count; ++i) EncodeField(fields[i]);
-  return EndBlock();
+  return EncodeFields(fields, fields + count);
 }
 
 void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
@@ -108,7 +100,8 @@ void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
   uint8_t* const out = buf_.get() + pos_;
   // The answer cache (encoder.h) missed: this field's answer is recomputed.
   const bool cacheable = cache_answers_ && field_pos < kCachedFields;
-  if (cacheable) answers_[field_pos] = 0;
+  Answer* const answer = cacheable ? &answers_[field_pos] : nullptr;
+  if (answer != nullptr) answer->octet = 0;
 
   const uint64_t name_hash = HashString(name);
   // The newest dynamic entry with this name. When its value is equal too, it is
@@ -119,8 +112,10 @@ void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
   const long by_name = table_.FindName(name_hash, name);
   if (by_name >= 0 && !field.sensitive &&
       BytesEqual(table_.value(by_name), value)) {
-    if (cacheable && static_cast<size_t>(by_name) < kCachedMaxPosition) {
-      answers_[field_pos] = static_cast<uint16_t>(by_name + 1);
+    if (answer != nullptr &&
+        static_cast<size_t>(by_name) < kCachedMaxPosition) {
+      SetAnswer(answer, kFirstDynamicIndex + static_cast<size_t>(by_name),
+                table_.name(by_name), table_.value(by_name));
     }
     pos_ += EncodeVarint(kFirstDynamicIndex + static_cast<size_t>(by_name), 7,
                          0x80, out);
@@ -144,6 +139,11 @@ void Encoder::EncodeFieldGeneral(const HeaderField& field, size_t field_pos) {
   if (static_index != 0) {
     const size_t full = StaticTable::FindValue(static_index, value);
     if (full != 0) {
+      // Static indexes are 1..61: one octet.
+      if (answer != nullptr) {
+        SetAnswer(answer, full, StaticTable::Get(full).name,
+                  StaticTable::Get(full).value);
+      }
       pos_ += EncodeVarint(full, 7, 0x80, out);
       return;
     }

@@ -126,15 +126,9 @@ class Encoder {
   // ReserveTable): fine for containers, not for single-pass ranges.
   template <typename Range>
   std::string_view EncodeBlock(const Range& fields) {
-    BeginBlock();
-    if (NeedsReserve()) {
-      block_octets_ = 0;
-      for (const HeaderField& f : fields) {
-        block_octets_ += ReserveOctets(f, table_.max_size());
-      }
-    }
-    for (const HeaderField& f : fields) EncodeField(f);
-    return EndBlock();
+    using std::begin;
+    using std::end;
+    return EncodeFields(begin(fields), end(fields));
   }
 
   // EncodeBlock, then appends the block to *out (reusing its capacity).
@@ -194,29 +188,64 @@ class Encoder {
   static bool FitsTable(uint64_t entry_size, uint32_t max_size) {
     return entry_size * 4 <= uint64_t{max_size} * 3;
   }
-  // The answer cache's hit (one octet, inline), else EncodeFieldGeneral.
-  void EncodeField(const HeaderField& field) {
-    const size_t field_pos = field_pos_++;
-    if (field_pos < kCachedFields && answers_[field_pos] != 0 &&
-        answers_version_ == table_.version() && !field.sensitive &&
-        capacity_ != pos_) {
-      const size_t i = answers_[field_pos] - 1u;
-      if (BytesEqual(table_.name(i), field.name) &&
-          BytesEqual(table_.value(i), field.value)) {
-        // i < kCachedMaxPosition: index 62 + i fits the 7-bit prefix.
-        buf_[pos_++] = static_cast<uint8_t>(0x80 | (kFirstDynamicIndex + i));
-        return;
+  template <typename It>
+  std::string_view EncodeFields(It first, It last) {
+    BeginBlock();
+    if (NeedsReserve()) {
+      block_octets_ = 0;
+      for (It it = first; it != last; ++it) {
+        block_octets_ += ReserveOctets(*it, table_.max_size());
       }
     }
-    EncodeFieldGeneral(field, field_pos);
+    while (true) {
+      first = EncodeCachedRun(first, last);
+      if (first == last) break;
+      EncodeFieldGeneral(*first, field_pos_++);
+      ++first;
+    }
+    return EndBlock();
+  }
+  // Sends the fields from `first` on while the answer cache hits (one octet
+  // each); returns the first that misses, or `last`. Works on locals: a store
+  // through the uint8_t output may alias any member, so members read in the
+  // loop would be reloaded after every octet.
+  template <typename It>
+  It EncodeCachedRun(It first, It last) {
+    size_t field_pos = field_pos_;
+    const size_t valid = answers_valid_;
+    if (field_pos >= valid) return first;
+    const bool dynamic_valid = answers_version_ == table_.version();
+    uint8_t* const buf = buf_.get();
+    const size_t capacity = capacity_;
+    size_t pos = pos_;
+    for (; first != last && field_pos < valid && pos != capacity;
+         ++first, ++field_pos) {
+      const HeaderField& f = *first;
+      const Answer& a = answers_[field_pos];
+      if (a.octet == 0 || f.sensitive ||
+          (a.octet >= 0x80 + kFirstDynamicIndex && !dynamic_valid) ||
+          f.name.size() != a.name_len || f.value.size() != a.value_len ||
+          !BytesEqual(f.name, std::string_view(a.name, a.name_len)) ||
+          !BytesEqual(f.value, std::string_view(a.value, a.value_len))) {
+        break;
+      }
+      buf[pos++] = a.octet;
+    }
+    pos_ = pos;
+    field_pos_ = field_pos;
+    return first;
   }
   void EncodeFieldGeneral(const HeaderField& field, size_t field_pos);
   std::string_view EndBlock() {
-    // Answers recorded while the table changed are stale: drop them all.
-    answers_version_ =
-        cache_answers_ && table_.version() == block_start_version_
-            ? block_start_version_
-            : ~uint64_t{0};
+    // Dynamic answers recorded while the table changed are stale: drop them
+    // all (static ones stay true).
+    answers_version_ = table_.version() == block_start_version_
+                           ? block_start_version_
+                           : ~uint64_t{0};
+    if (cache_answers_) {
+      answers_valid_ = static_cast<uint32_t>(
+          field_pos_ < kCachedFields ? field_pos_ : kCachedFields);
+    }
     return std::string_view(reinterpret_cast<const char*>(buf_.get()), pos_);
   }
   // The indexing policy (encoder.h's strategy) for a field about to be sent
@@ -239,22 +268,45 @@ class Encoder {
   bool use_huffman_;
   bool cache_answers_;
 
-  // The answer cache: a cache of EncodeField's first answer ("the newest
-  // entry with this name has this value: index it"), by field position in
-  // the block. answers_[i] is that entry's position + 1 for the previous
-  // block's field i (0: no such answer). It is used only while the table is
-  // unchanged since it was filled (answers_version_ == table_.version(), and
-  // the block that filled it changed nothing), so the general path would
-  // find the same entry: a field whose bytes equal that entry's and which is
-  // not sensitive gets the same index without hashing or probing.
+  // The answer cache: EncodeField's one-octet index answers, by field
+  // position in the block. answers_[i] holds the previous block's field i:
+  // the index the general path sent for it (0: it sent something else) and
+  // the bytes of the entry that index names (a static entry's, or the
+  // dynamic table's own copy), so a hit costs two length compares and two
+  // byte compares. A static answer (index < 62) holds whatever the dynamic
+  // table does: the general path sends a static full match before looking
+  // for an equal dynamic entry, and never inserts one (the dynamic table
+  // cannot hold a field equal to a static entry). A dynamic answer is used
+  // only while the table is unchanged since it was filled (answers_version_
+  // == table_.version(), and the block that filled it changed nothing), so
+  // the general path would find the same entry and its bytes are still where
+  // a.name and a.value point. Sensitive fields never hit (the general path
+  // sends them as literals).
+  struct Answer {
+    const char* name;
+    const char* value;
+    uint32_t name_len;
+    uint32_t value_len;
+    // The index's one-octet representation, 0x80 | 1..126; 0: no answer.
+    uint8_t octet;
+  };
+  static void SetAnswer(Answer* a, size_t index, std::string_view name,
+                        std::string_view value) {
+    *a = Answer{name.data(), value.data(), static_cast<uint32_t>(name.size()),
+                static_cast<uint32_t>(value.size()),
+                static_cast<uint8_t>(0x80 | index)};
+  }
   static constexpr size_t kCachedFields = 64;
   // HPACK index of dynamic position 0 (static table size + 1).
   static constexpr size_t kFirstDynamicIndex = 62;
   // Only answers that are one-octet indexes (62 + position < 127) are kept.
   static constexpr size_t kCachedMaxPosition = 127 - kFirstDynamicIndex;
-  uint16_t answers_[kCachedFields] = {};
-  // Never equal to table_.version() while the cache is off (cache_answers
-  // false) or invalid.
+  // answers_[0, answers_valid_) are filled: the previous block's field count
+  // (capped), 0 while the cache is off. Entries past it are never read, so a
+  // new encoder does not zero the 2 KiB array.
+  Answer answers_[kCachedFields];
+  uint32_t answers_valid_ = 0;
+  // Never equal to table_.version() while the dynamic answers are invalid.
   uint64_t answers_version_ = ~uint64_t{0};
   uint64_t block_start_version_ = 0;
   size_t field_pos_ = 0;  // Position of the next field in the block.

@@ -88,9 +88,14 @@ constexpr uint64_t HashString(std::string_view s) {
   return Mix(kK1 ^ n, Mix(a ^ kK1, b ^ seed));
 }
 
-// a == b, with strings of up to 16 octets compared inline by two overlapping
-// loads each instead of a call to memcmp (names and many values are short).
-inline bool BytesEqual(std::string_view a, std::string_view b) {
+// a == b, inline: up to 16 octets by two overlapping loads per side, up to 48
+// by 16 octets a step and the last 16 again, longer by memcmp. The encoder's
+// answer cache is mostly these compares; inline, EncodeGrpcSteadyState went
+// from 803 to 767 Ir (memcmp's call and dispatch cost more than the loop for
+// header-sized strings), and past 48 octets memcmp is cheaper again
+// (EncodeRequestSteadyState 1,622 Ir with the loop at every length, 1,534).
+__attribute__((always_inline)) inline bool BytesEqual(std::string_view a,
+                                                      std::string_view b) {
   using hash_internal::Load32;
   using hash_internal::Load64;
   const size_t n = a.size();
@@ -98,7 +103,16 @@ inline bool BytesEqual(std::string_view a, std::string_view b) {
   const char* p = a.data();
   const char* q = b.data();
   if (n >= 8) {
-    if (n > 16) return std::memcmp(p, q, n) == 0;
+    if (n > 16) {
+      if (n > 48) return std::memcmp(p, q, n) == 0;
+      uint64_t diff = 0;
+      for (size_t i = 0; i + 16 < n; i += 16) {
+        diff |= (Load64(p + i) ^ Load64(q + i)) |
+                (Load64(p + i + 8) ^ Load64(q + i + 8));
+      }
+      return (diff | (Load64(p + n - 16) ^ Load64(q + n - 16)) |
+              (Load64(p + n - 8) ^ Load64(q + n - 8))) == 0;
+    }
     return ((Load64(p) ^ Load64(q)) |
             (Load64(p + n - 8) ^ Load64(q + n - 8))) == 0;
   }
