@@ -138,8 +138,10 @@ class DynamicTable {
     return static_cast<long>(i);
   }
   // The position of the newest entry named `name`, or -1. name_hash ==
-  // HashString(name).
-  long FindName(uint64_t name_hash, std::string_view name) const {
+  // HashString(name). Always inline: with BytesEqual inline, GCC stopped
+  // inlining it into Encoder::EncodeFieldGeneral (EncodeRequestCold +440 Ir).
+  __attribute__((always_inline)) long FindName(uint64_t name_hash,
+                                               std::string_view name) const {
     uint32_t id;
     if (!by_name_.Find(name_hash, &id)) return -1;
     const size_t i = PositionOfId(id);

@@ -198,7 +198,9 @@ class Encoder {
       }
     }
     while (true) {
-      first = EncodeCachedRun(first, last);
+      // Checked here so a block with no answers to reuse (a cold one) does
+      // not call the run per field.
+      if (field_pos_ < answers_valid_) first = EncodeCachedRun(first, last);
       if (first == last) break;
       EncodeFieldGeneral(*first, field_pos_++);
       ++first;
@@ -213,7 +215,6 @@ class Encoder {
   It EncodeCachedRun(It first, It last) {
     size_t field_pos = field_pos_;
     const size_t valid = answers_valid_;
-    if (field_pos >= valid) return first;
     const bool dynamic_valid = answers_version_ == table_.version();
     uint8_t* const buf = buf_.get();
     const size_t capacity = capacity_;
