@@ -133,6 +133,99 @@ inline uint64_t LoadLastOctets(const uint8_t* begin, const uint8_t* end,
   return w | fill;
 }
 
+// The first valid / kLookupBits lookups of a window, taken unchecked as in
+// the fast loop: each entry's bits are input, and a long code reads length 0,
+// which consumes and emits nothing (DecodeChecked's caller takes it). Each has
+// at least kLookupBits input bits left, so its 2-octet store stays inside the
+// output (see the static_assert above).
+__attribute__((always_inline)) inline void DecodeUnchecked(uint64_t* w,
+                                                           unsigned* valid,
+                                                           uint8_t** o) {
+  unsigned n = *valid / kLookupBits;  // 0..4
+  if (n == 0) return;
+  unsigned entries = 0;  // Summed as in the fast loop.
+  do {
+    DecodeStep(w, o, &entries);
+  } while (--n > 0);
+  *valid -= EntryBits(entries);
+}
+
+// One lookup of the `valid` input bits at the top of *w, used only when all
+// the entry's bits are input (used <= valid), which makes it exact; returns
+// false, doing nothing, otherwise. When at least 8 bits of 1s follow the
+// input, as in a last window, and since no code of at most kLookupBits is all
+// 1s (it would be a prefix of EOS), that fails for well-formed input only for
+// a long code (used == 0), at the padding, and now and then for a two-symbol
+// entry at the very end.
+__attribute__((always_inline)) inline bool DecodeChecked(uint64_t* w,
+                                                         unsigned* valid,
+                                                         uint8_t** o) {
+  const unsigned index = static_cast<unsigned>(*w >> (64 - kLookupBits));
+  const unsigned e = kDecodeTable.length[index];
+  const unsigned used = EntryBits(e);
+  if (used - 1 >= *valid) return false;
+  // All the entry's 1-2 symbols are real, so both stores are inside the
+  // output with no bound to check: the first symbol at o[0], the last at
+  // o[n - 1] (the same octet when n == 1). Storing both octets of a
+  // one-symbol entry could pass the end of the output by one.
+  static_assert(kLookupBits < 16 && kMaxSymbolsPerEntry <= 2,
+                "(e >> 4) & 8 is 8 for two symbols, else 0");
+  const unsigned symbols = kDecodeTable.symbols[index];
+  (*o)[0] = static_cast<uint8_t>(symbols);
+  *o += EntrySymbols(e);
+  (*o)[-1] = static_cast<uint8_t>(symbols >> ((e >> 4) & 8));
+  *w <<= used;
+  *valid -= used;
+  return true;
+}
+
+// Decodes the last window of a string: `w` holds its last `valid` (at most
+// 56) input bits from the first unconsumed one, first in bit 63, with at least
+// 8 bits of 1s below them. Symbols go to `o`; on kOk sets *out_len to the
+// octets from `out`.
+__attribute__((always_inline)) inline HuffmanDecodeStatus DecodeLastWindow(
+    uint64_t w, unsigned valid, uint8_t* o, uint8_t* out, size_t* out_len) {
+  DecodeUnchecked(&w, &valid, &o);
+  for (;;) {
+    if (DecodeChecked(&w, &valid, &o)) continue;
+    // Well-formed end: at most 7 bits left, all 1s (with the 1s below them,
+    // the top octet is all 1s).
+    if (valid <= 7 && (w >> 56) == 0xff) {
+      *out_len = static_cast<size_t>(o - out);
+      return HuffmanDecodeStatus::kOk;
+    }
+    // Decode one code exactly.
+    int code_len = 0;
+    const int sym = DecodeCanonical(static_cast<uint32_t>(w >> 32),
+                                    kMinCodeLength, &code_len);
+    if (static_cast<unsigned>(code_len) > valid) {
+      // The last `valid` bits are no complete code: they are padding, and
+      // not all 1s when at most 7 (the test above).
+      return valid > 7 ? HuffmanDecodeStatus::kPaddingTooLong
+                       : HuffmanDecodeStatus::kPaddingNotOnes;
+    }
+    if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
+    *o++ = static_cast<uint8_t>(sym);
+    w <<= code_len;
+    valid -= code_len;
+  }
+}
+
+// HuffmanDecode of a string shorter than 8 octets: one last window. Kept out
+// of line so that the short strings, most of a header block's, do not pay for
+// the fast loop's registers.
+__attribute__((noinline)) HuffmanDecodeStatus DecodeShort(const uint8_t* in,
+                                                          size_t len,
+                                                          uint8_t* out,
+                                                          size_t* out_len) {
+  if (len == 0) {
+    *out_len = 0;
+    return HuffmanDecodeStatus::kOk;
+  }
+  return DecodeLastWindow(LoadLastOctets(in, in + len, len),
+                          static_cast<unsigned>(len) * 8, out, out, out_len);
+}
+
 }  // namespace
 
 const char* HuffmanDecodeStatusName(HuffmanDecodeStatus s) {
@@ -151,10 +244,10 @@ const char* HuffmanDecodeStatusName(HuffmanDecodeStatus s) {
 
 HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
                                   size_t* out_len) {
+  if (len < 8) return DecodeShort(in, len, out, out_len);
   const uint8_t* p = in;  // Next octet not yet counted in `avail`.
   const uint8_t* const end = in + len;
   uint8_t* o = out;
-  uint8_t* const out_end = out + HuffmanMaxDecodedLength(len);
   // Input bits, first bit in bit 63. The top `avail` bits are the input from
   // the current position on; bits below them are either later input or 0.
   uint64_t bits = 0;
@@ -210,98 +303,41 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
     }
   }
 
-  // Tail: fewer than 8 octets past p (or the output nearly full). It decodes
-  // windows of up to 64 input bits starting at the next unconsumed bit, each
-  // loaded at once (LoadWindow); the last window holds everything left, with
-  // 1 bits below the input.
+  // Tail: fewer than 8 octets past p. It decodes windows of up to 64 input
+  // bits starting at the next unconsumed bit, each loaded at once; the last
+  // one holds everything left, with 1 bits below the input.
   size_t bit_pos = static_cast<size_t>(p - in) * 8 - avail;
   for (;;) {
     const uint8_t* const q = in + (bit_pos >> 3);
     const unsigned skip = bit_pos & 7;
     const size_t left = static_cast<size_t>(end - q);
-    const bool last = left < 8;
-    // `w` holds `valid` input bits from bit_pos on, first bit in bit 63. In
-    // the last window the bits below them are 1s: see the loop below.
-    uint64_t w;
-    unsigned valid;
-    if (last) {
-      if (left == 0) break;  // Only when len == 0 or every bit is consumed.
-      w = (LoadLastOctets(in, end, left) << skip) | ((uint64_t{1} << skip) - 1);
-      valid = static_cast<unsigned>(left) * 8 - skip;
-    } else {
-      w = LoadBigEndian64(q) << skip;
-      valid = 64 - skip;
-    }
-    const unsigned window_bits = valid;
-    // The first valid / kLookupBits lookups of a window are taken unchecked,
-    // as in the fast loop: each entry's bits are input, and a long code reads
-    // length 0, which consumes and emits nothing (the checked loop below takes
-    // it). Each has at least kLookupBits input bits left, so its 2-octet
-    // store needs no output check.
-    unsigned unchecked = valid / kLookupBits;  // 0..4
-    if (unchecked > 0) {
-      unsigned entries = 0;  // Summed as in the fast loop.
-      do {
-        DecodeStep(&w, &o, &entries);
-      } while (--unchecked > 0);
-      valid -= EntryBits(entries);
-    }
-    for (;;) {
-      const unsigned index = static_cast<unsigned>(w >> (64 - kLookupBits));
-      const unsigned e = kDecodeTable.length[index];
-      const unsigned used = EntryBits(e);
-      // An entry is used only when all its bits are input (used <= valid),
-      // which makes it exact. In the last window at least 8 bits of 1s
-      // follow the input, and no code of at most kLookupBits is all 1s (it
-      // would be a prefix of EOS), so for well-formed input the test fails
-      // only for a long code (used == 0), at the padding, and now and then
-      // for a two-symbol entry at the very end; those, and bad input, go to
-      // the exact path below.
-      if (used - 1 < valid) {
-        const uint16_t symbols = kDecodeTable.symbols[index];
-        // Every symbol takes at least 5 input bits, so real symbols never
-        // pass out_end; only the junk second octet of a one-symbol entry
-        // could, at out_end - 1.
-        if (out_end - o >= 2) {
-          StoreSymbols(o, symbols);
-        } else {
-          *o = static_cast<uint8_t>(symbols);
-        }
-        o += EntrySymbols(e);
-        w <<= used;
-        valid -= used;
-        continue;
-      }
-      // Well-formed end of the string: only padding (1s, at most 7 bits) is
-      // left.
-      if (last && valid <= 7 && (~w & ~(~uint64_t{0} >> valid)) == 0) {
+    if (left < 8) {
+      if (left == 0) {  // Every bit consumed, with no padding.
         *out_len = static_cast<size_t>(o - out);
         return HuffmanDecodeStatus::kOk;
       }
-      // Decode one code exactly.
+      return DecodeLastWindow(
+          (LoadLastOctets(in, end, left) << skip) | ((uint64_t{1} << skip) - 1),
+          static_cast<unsigned>(left) * 8 - skip, o, out, out_len);
+    }
+    // A window that is not the last: 64 - skip (at least 57) input bits from
+    // bit_pos on, first bit in bit 63. Its unchecked lookups move bit_pos
+    // on; the next window may be the last. They consume nothing only at a
+    // long code, which fits in the window and is decoded exactly.
+    uint64_t w = LoadBigEndian64(q) << skip;
+    unsigned valid = 64 - skip;
+    const unsigned window_bits = valid;
+    DecodeUnchecked(&w, &valid, &o);
+    if (valid == window_bits) {
       int code_len = 0;
       const int sym = DecodeCanonical(static_cast<uint32_t>(w >> 32),
-                                      kMinCodeLength, &code_len);
-      if (static_cast<unsigned>(code_len) <= valid) {
-        if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
-        *o++ = static_cast<uint8_t>(sym);
-        w <<= code_len;
-        valid -= code_len;
-        continue;
-      }
-      if (!last) break;  // The code continues past this window: reload.
-      // The last `valid` bits are no complete code: they are padding.
-      if (valid > 7) return HuffmanDecodeStatus::kPaddingTooLong;
-      if ((w >> (64 - valid)) != (uint64_t{1} << valid) - 1) {
-        return HuffmanDecodeStatus::kPaddingNotOnes;
-      }
-      *out_len = static_cast<size_t>(o - out);
-      return HuffmanDecodeStatus::kOk;
+                                      kLookupBits + 1, &code_len);
+      if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
+      *o++ = static_cast<uint8_t>(sym);
+      valid -= code_len;
     }
     bit_pos += window_bits - valid;
   }
-  *out_len = static_cast<size_t>(o - out);
-  return HuffmanDecodeStatus::kOk;
 }
 
 HuffmanDecodeStatus HuffmanDecode(std::string_view in, std::string* out) {
