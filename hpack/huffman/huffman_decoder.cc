@@ -247,6 +247,8 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
   if (len < 8) return DecodeShort(in, len, out, out_len);
   const uint8_t* p = in;  // Next octet not yet counted in `avail`.
   const uint8_t* const end = in + len;
+  // The last position of a refill's 8-octet load (len >= 8 here).
+  const uint8_t* const last_load = end - 8;
   uint8_t* o = out;
   // Input bits, first bit in bit 63. The top `avail` bits are the input from
   // the current position on; bits below them are either later input or 0.
@@ -275,7 +277,7 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
         *o++ = static_cast<uint8_t>(sym);
         bits <<= code_len;
         avail -= code_len;
-        if (end - p < 8) break;
+        if (p > last_load) break;
         Refill(&bits, &p, &avail);
         index = static_cast<unsigned>(bits >> (64 - kLookupBits));
         continue;
@@ -290,7 +292,7 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
       // A long code met in a later lookup reads length 0, which consumes and
       // emits nothing: the next iteration's first lookup takes it.
       for (int k = 1; k < kSteps; ++k) DecodeStep(&bits, &o, &entries);
-      if (end - p < 8) {
+      if (p > last_load) {
         // No refill follows: one more lookup from the >= kLookupBits bits
         // left (kSteps + 1 entries still sum below 64).
         DecodeStep(&bits, &o, &entries);
