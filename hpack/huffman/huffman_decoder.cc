@@ -14,9 +14,9 @@
 // are off it.
 //
 // The last input octets (fewer than 8) go through a window loop: one load of
-// all of them (LoadLastOctets), table lookups while an entry's bits are all
-// real input, and otherwise one exact code with DecodeCanonical to tell a
-// last symbol from padding.
+// all of them (LoadShort, or the last 8 octets), table lookups while an entry's
+// bits are all real input, and otherwise one exact code with DecodeCanonical to
+// tell a last symbol from padding.
 
 #include <cstddef>
 #include <cstdint>
@@ -108,27 +108,22 @@ __attribute__((always_inline)) inline void DecodeStep(uint64_t* bits,
   *bits <<= EntryBits(e);
 }
 
-// The `left` (1..7) octets before `end`, big-endian in the high octets of the
-// result, and 1 bits below them. Reads only [end - left, end) when the string
-// [begin, end) is shorter than 8 octets, else the 8 octets before `end` (all
-// inside the string) in one load.
-inline uint64_t LoadLastOctets(const uint8_t* begin, const uint8_t* end,
-                               size_t left) {
-  const unsigned shift = static_cast<unsigned>(8 - left) * 8;  // 0..56
-  // 1s below the input; shifting twice keeps the count below 64.
-  const uint64_t fill = (~uint64_t{0} >> 1) >> (63 - shift);
-  if (end - begin >= 8) return (LoadBigEndian64(end - 8) << shift) | fill;
-  const uint8_t* const q = end - left;
+// The `len` (1..7) octets of a short string, big-endian in the high octets of
+// the result, and 1 bits below them. Reads only [in, in + len).
+inline uint64_t LoadShort(const uint8_t* in, size_t len) {
+  const unsigned shift = static_cast<unsigned>(8 - len) * 8;  // 8..56
+  const uint64_t fill = (uint64_t{1} << shift) - 1;           // 1s below
+  const uint8_t* const end = in + len;
   uint64_t w;
-  if (left >= 4) {
+  if (len >= 4) {
     // Two overlapping 4-octet loads; the overlap ORs equal bits.
-    w = (uint64_t{LoadBigEndian32(q)} << 32) |
+    w = (uint64_t{LoadBigEndian32(in)} << 32) |
         (uint64_t{LoadBigEndian32(end - 4)} << shift);
   } else {
     // 1-3 octets: the first, middle and last (some may coincide).
-    w = (uint64_t{q[0]} << 56) |
-        (uint64_t{q[left >> 1]} << (56 - 8 * (left >> 1))) |
-        (uint64_t{q[left - 1]} << (56 - 8 * (left - 1)));
+    w = (uint64_t{in[0]} << 56) |
+        (uint64_t{in[len >> 1]} << (56 - 8 * (len >> 1))) |
+        (uint64_t{end[-1]} << shift);
   }
   return w | fill;
 }
@@ -222,8 +217,8 @@ __attribute__((noinline)) HuffmanDecodeStatus DecodeShort(const uint8_t* in,
     *out_len = 0;
     return HuffmanDecodeStatus::kOk;
   }
-  return DecodeLastWindow(LoadLastOctets(in, in + len, len),
-                          static_cast<unsigned>(len) * 8, out, out, out_len);
+  return DecodeLastWindow(LoadShort(in, len), static_cast<unsigned>(len) * 8,
+                          out, out, out_len);
 }
 
 }  // namespace
@@ -310,18 +305,21 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
   // one holds everything left, with 1 bits below the input.
   size_t bit_pos = static_cast<size_t>(p - in) * 8 - avail;
   for (;;) {
-    const uint8_t* const q = in + (bit_pos >> 3);
-    const unsigned skip = bit_pos & 7;
-    const size_t left = static_cast<size_t>(end - q);
-    if (left < 8) {
-      if (left == 0) {  // Every bit consumed, with no padding.
+    // The last window: the `rest` (at most 56) input bits left are the low
+    // bits of the string's last 8 octets (len >= 8), moved to the top, with
+    // 1s below them.
+    const size_t rest = len * 8 - bit_pos;
+    if (rest <= 56) {
+      if (rest == 0) {  // Every bit consumed, with no padding.
         *out_len = static_cast<size_t>(o - out);
         return HuffmanDecodeStatus::kOk;
       }
       return DecodeLastWindow(
-          (LoadLastOctets(in, end, left) << skip) | ((uint64_t{1} << skip) - 1),
-          static_cast<unsigned>(left) * 8 - skip, o, out, out_len);
+          (LoadBigEndian64(last_load) << (64 - rest)) | (~uint64_t{0} >> rest),
+          static_cast<unsigned>(rest), o, out, out_len);
     }
+    const uint8_t* const q = in + (bit_pos >> 3);
+    const unsigned skip = bit_pos & 7;
     // A window that is not the last: 64 - skip (at least 57) input bits from
     // bit_pos on, first bit in bit 63. Its unchecked lookups move bit_pos
     // on; the next window may be the last. They consume nothing only at a
