@@ -174,28 +174,26 @@ __attribute__((always_inline)) inline bool DecodeChecked(uint64_t* w,
   return true;
 }
 
-// Decodes the last window of a string: `w` holds its last `valid` (at most
-// 56) input bits from the first unconsumed one, first in bit 63, with at least
-// 8 bits of 1s below them. Symbols go to `o`; on kOk sets *out_len to the
-// octets from `out`.
-__attribute__((always_inline)) inline HuffmanDecodeStatus DecodeLastWindow(
+// True at the well-formed end of a last window: at most 7 bits left, all 1s
+// (with the 1s below them, the top octet is all 1s).
+inline bool OnlyPaddingLeft(uint64_t w, unsigned valid) {
+  return valid <= 7 && (w >> 56) == 0xff;
+}
+
+// DecodeLastWindow's arguments and result (below), from a lookup that was
+// not exact and not at the padding: a long code, a two-symbol entry whose
+// second code passes the end, or bad input. Out of line so that the common
+// path keeps fewer registers (5 fewer pushes and pops on a short string).
+__attribute__((noinline)) HuffmanDecodeStatus DecodeLastWindowExactly(
     uint64_t w, unsigned valid, uint8_t* o, uint8_t* out, size_t* out_len) {
-  DecodeUnchecked(&w, &valid, &o);
-  for (;;) {
-    if (DecodeChecked(&w, &valid, &o)) continue;
-    // Well-formed end: at most 7 bits left, all 1s (with the 1s below them,
-    // the top octet is all 1s).
-    if (valid <= 7 && (w >> 56) == 0xff) {
-      *out_len = static_cast<size_t>(o - out);
-      return HuffmanDecodeStatus::kOk;
-    }
+  do {
     // Decode one code exactly.
     int code_len = 0;
     const int sym = DecodeCanonical(static_cast<uint32_t>(w >> 32),
                                     kMinCodeLength, &code_len);
     if (static_cast<unsigned>(code_len) > valid) {
       // The last `valid` bits are no complete code: they are padding, and
-      // not all 1s when at most 7 (the test above).
+      // not all 1s when at most 7 (OnlyPaddingLeft was false).
       return valid > 7 ? HuffmanDecodeStatus::kPaddingTooLong
                        : HuffmanDecodeStatus::kPaddingNotOnes;
     }
@@ -203,7 +201,27 @@ __attribute__((always_inline)) inline HuffmanDecodeStatus DecodeLastWindow(
     *o++ = static_cast<uint8_t>(sym);
     w <<= code_len;
     valid -= code_len;
+    while (DecodeChecked(&w, &valid, &o)) {
+    }
+  } while (!OnlyPaddingLeft(w, valid));
+  *out_len = static_cast<size_t>(o - out);
+  return HuffmanDecodeStatus::kOk;
+}
+
+// Decodes the last window of a string: `w` holds its last `valid` (at most
+// 56) input bits from the first unconsumed one, first in bit 63, with at least
+// 8 bits of 1s below them. Symbols go to `o`; on kOk sets *out_len to the
+// octets from `out`.
+__attribute__((always_inline)) inline HuffmanDecodeStatus DecodeLastWindow(
+    uint64_t w, unsigned valid, uint8_t* o, uint8_t* out, size_t* out_len) {
+  DecodeUnchecked(&w, &valid, &o);
+  while (DecodeChecked(&w, &valid, &o)) {
   }
+  if (!OnlyPaddingLeft(w, valid)) {
+    return DecodeLastWindowExactly(w, valid, o, out, out_len);
+  }
+  *out_len = static_cast<size_t>(o - out);
+  return HuffmanDecodeStatus::kOk;
 }
 
 // HuffmanDecode of a string shorter than 8 octets: one last window. Kept out
