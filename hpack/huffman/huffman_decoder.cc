@@ -100,7 +100,7 @@ inline void Refill(uint64_t* bits, const uint8_t** p, unsigned* avail) {
 __attribute__((always_inline)) inline void DecodeStep(uint64_t* bits,
                                                       uint8_t** o,
                                                       unsigned* entries) {
-  const unsigned index = static_cast<unsigned>(*bits >> (64 - kLookupBits));
+  const uint64_t index = *bits >> (64 - kLookupBits);
   const unsigned e = kDecodeTable.length[index];
   *entries += e;
   StoreSymbols(*o, kDecodeTable.symbols[index]);
@@ -155,7 +155,7 @@ __attribute__((always_inline)) inline void DecodeUnchecked(uint64_t* w,
 __attribute__((always_inline)) inline bool DecodeChecked(uint64_t* w,
                                                          unsigned* valid,
                                                          uint8_t** o) {
-  const unsigned index = static_cast<unsigned>(*w >> (64 - kLookupBits));
+  const uint64_t index = *w >> (64 - kLookupBits);
   const unsigned e = kDecodeTable.length[index];
   const unsigned used = EntryBits(e);
   if (used - 1 >= *valid) return false;
@@ -258,15 +258,15 @@ const char* HuffmanDecodeStatusName(HuffmanDecodeStatus s) {
 HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
                                   size_t* out_len) {
   if (len < 8) return DecodeShort(in, len, out, out_len);
-  const uint8_t* p = in;  // Next octet not yet counted in `avail`.
   const uint8_t* const end = in + len;
   // The last position of a refill's 8-octet load (len >= 8 here).
   const uint8_t* const last_load = end - 8;
   uint8_t* o = out;
   // Input bits, first bit in bit 63. The top `avail` bits are the input from
   // the current position on; bits below them are either later input or 0.
-  uint64_t bits = 0;
-  unsigned avail = 0;
+  uint64_t bits = LoadBigEndian64(in);
+  unsigned avail = 56;
+  const uint8_t* p = in + 7;  // Next octet not yet counted in `avail`.
 
   // Each iteration's first lookup is made from at least kLookupBits valid
   // bits left by the one before, and the refill comes after its index: the
@@ -274,48 +274,44 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
   // iteration ahead, shifted below the valid bits and ORed in) joins the chain
   // at that lookup's shift, beside its table load, instead of before it. The
   // chain from one lookup to the next is one 1-octet load and two shifts.
-  if (len >= 8) {
-    bits = LoadBigEndian64(p);
-    p += 7;
-    avail = 56;
-    unsigned index = static_cast<unsigned>(bits >> (64 - kLookupBits));
-    for (;;) {
-      const unsigned e = kDecodeTable.length[index];
-      if (e == 0) {
-        // A code longer than kLookupBits; all of it is among the >= 56 bits.
-        int code_len = 0;
-        const int sym = DecodeCanonical(static_cast<uint32_t>(bits >> 32),
-                                        kLookupBits + 1, &code_len);
-        if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
-        *o++ = static_cast<uint8_t>(sym);
-        bits <<= code_len;
-        avail -= code_len;
-        if (p > last_load) break;
-        Refill(&bits, &p, &avail);
-        index = static_cast<unsigned>(bits >> (64 - kLookupBits));
-        continue;
-      }
-      // The raw entries are summed and the bit count taken once: the bits
-      // fields total at most (kSteps + 1) * kLookupBits = 52 < 64 (the fourth
-      // lookup below included), so they never carry into the symbol counts.
-      unsigned entries = e;
-      StoreSymbols(o, kDecodeTable.symbols[index]);
-      o += EntrySymbols(e);
-      bits <<= EntryBits(e);
-      // A long code met in a later lookup reads length 0, which consumes and
-      // emits nothing: the next iteration's first lookup takes it.
-      for (int k = 1; k < kSteps; ++k) DecodeStep(&bits, &o, &entries);
-      if (p > last_load) {
-        // No refill follows: one more lookup from the >= kLookupBits bits
-        // left (kSteps + 1 entries still sum below 64).
-        DecodeStep(&bits, &o, &entries);
-        avail -= EntryBits(entries);
-        break;
-      }
-      avail -= EntryBits(entries);
-      index = static_cast<unsigned>(bits >> (64 - kLookupBits));
+  // 64-bit, so that the loop-carried index needs no zero extension.
+  uint64_t index = bits >> (64 - kLookupBits);
+  for (;;) {
+    const unsigned e = kDecodeTable.length[index];
+    if (e == 0) {
+      // A code longer than kLookupBits; all of it is among the >= 56 bits.
+      int code_len = 0;
+      const int sym = DecodeCanonical(static_cast<uint32_t>(bits >> 32),
+                                      kLookupBits + 1, &code_len);
+      if (sym == kEosSymbol) return HuffmanDecodeStatus::kEosInData;
+      *o++ = static_cast<uint8_t>(sym);
+      bits <<= code_len;
+      avail -= code_len;
+      if (p > last_load) break;
       Refill(&bits, &p, &avail);
+      index = bits >> (64 - kLookupBits);
+      continue;
     }
+    // The raw entries are summed and the bit count taken once: the bits
+    // fields total at most (kSteps + 1) * kLookupBits = 52 < 64 (the fourth
+    // lookup below included), so they never carry into the symbol counts.
+    unsigned entries = e;
+    StoreSymbols(o, kDecodeTable.symbols[index]);
+    o += EntrySymbols(e);
+    bits <<= EntryBits(e);
+    // A long code met in a later lookup reads length 0, which consumes and
+    // emits nothing: the next iteration's first lookup takes it.
+    for (int k = 1; k < kSteps; ++k) DecodeStep(&bits, &o, &entries);
+    if (p > last_load) {
+      // No refill follows: one more lookup from the >= kLookupBits bits
+      // left (kSteps + 1 entries still sum below 64).
+      DecodeStep(&bits, &o, &entries);
+      avail -= EntryBits(entries);
+      break;
+    }
+    avail -= EntryBits(entries);
+    index = bits >> (64 - kLookupBits);
+    Refill(&bits, &p, &avail);
   }
 
   // Tail: fewer than 8 octets past p. It decodes windows of up to 64 input
