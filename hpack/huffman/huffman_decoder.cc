@@ -278,7 +278,7 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
   uint64_t index = bits >> (64 - kLookupBits);
   for (;;) {
     const unsigned e = kDecodeTable.length[index];
-    if (e == 0) {
+    if (__builtin_expect(e == 0, 0)) {
       // A code longer than kLookupBits; all of it is among the >= 56 bits.
       int code_len = 0;
       const int sym = DecodeCanonical(static_cast<uint32_t>(bits >> 32),
