@@ -65,8 +65,9 @@ DecodeError Decoder::Decode(std::string_view block, HeaderList* list) {
   return e;
 }
 
-DecodeError Decoder::DecodeString(const uint8_t** p, const uint8_t* end,
-                                  HeaderList* list, size_t pos, size_t* len) {
+inline DecodeError Decoder::DecodeString(const uint8_t** p, const uint8_t* end,
+                                         HeaderList::Appender* out, size_t pos,
+                                         size_t* len, size_t* asked) {
   if (*p == end) return DecodeError::kTruncated;
   const bool huffman = (**p & 0x80) != 0;
   uint32_t n;
@@ -76,11 +77,14 @@ DecodeError Decoder::DecodeString(const uint8_t** p, const uint8_t* end,
   if (n == 0) {
     *len = 0;
   } else if (!huffman) {
-    char* base = list->EnsureArena(pos, n);
+    char* base = out->Ensure(pos, n);
+    *asked += n;
     HeaderList::CopyBytes(base + pos, reinterpret_cast<const char*>(*p), n);
     *len = n;
   } else {
-    char* base = list->EnsureArena(pos, HuffmanMaxDecodedLength(n));
+    const size_t bound = HuffmanMaxDecodedLength(n);
+    char* base = out->Ensure(pos, bound);
+    *asked += bound;
     size_t out_len = 0;
     const HuffmanDecodeStatus hs =
         HuffmanDecode(*p, n, reinterpret_cast<uint8_t*>(base + pos), &out_len);
@@ -111,11 +115,21 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
     update_required_ = false;
   }
 
+  // The list's per-field state in a local (see HeaderList::Appender; its
+  // address goes only to DecodeString, which is inlined), written back once
+  // after the loop, whichever way the block ends.
+  HeaderList::Appender out(list);
+  size_t block_size = 0;
   DecodeError stream_error = DecodeError::kOk;
   const size_t max_list = max_header_list_size_;
-  // Set once a field did not fit: from then on fields are decoded (the table
-  // must stay in step) and validated, but not kept.
-  bool over_limit = false;
+  // block_size is the RFC 9113 size of every field so far, dropped ones
+  // included. Every field is kept until the first one that would take the
+  // list past max_list, and none after it; so until then the list's size is
+  // block_size, and a field is kept iff block_size with it is <= max_list
+  // (block_size only grows: once over, every later field is over too). From
+  // then on fields are still decoded (the table must stay in step) and
+  // validated, but not kept.
+  DecodeError e = DecodeError::kOk;
 
   while (p < end) {
     const uint8_t first = *p;
@@ -123,40 +137,41 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
     if (first & 0x80) {  // RFC 7541 6.1: indexed header field.
       uint32_t index;
       const VarintStatus vs = DecodeVarint(7, &p, end, &index);
-      if (vs != VarintStatus::kOk) return FromVarint(vs);
+      if (vs != VarintStatus::kOk) {
+        e = FromVarint(vs);
+        break;
+      }
       std::string_view name;
       std::string_view value;
       uint8_t flags = kFieldValid;
       bool adjacent = false;  // value.data() == name.data() + name.size().
       if (index - 1 < StaticTable::kSize) {  // 1..61; index 0 wraps around.
-        const StaticEntry& e = StaticTable::Get(index);
-        name = e.name;
-        value = e.value;
+        const StaticEntry& se = StaticTable::Get(index);
+        name = se.name;
+        value = se.value;
       } else if (index == 0) {
-        return DecodeError::kIndexZero;
+        e = DecodeError::kIndexZero;
+        break;
       } else {
         const size_t i = index - kFirstDynamicIndex;
-        if (i >= table_.num_entries()) return DecodeError::kIndexOutOfRange;
+        if (i >= table_.num_entries()) {
+          e = DecodeError::kIndexOutOfRange;
+          break;
+        }
         name = table_.name(i);
         value = table_.value(i);
         flags = table_.flags(i);
         adjacent = true;
       }
-      block_list_size_ +=
-          name.size() + value.size() + HeaderList::kFieldOverhead;
-      if (!over_limit) {
-        if (list->list_size_ + name.size() + value.size() +
-                HeaderList::kFieldOverhead >
-            max_list) {
-          over_limit = true;
-          if (stream_error == DecodeError::kOk) {
-            stream_error = DecodeError::kHeaderListTooLarge;
-          }
-        } else if (adjacent) {
-          list->AppendJoined(name.data(), name.size(), value.size());
-        } else {
-          list->Append(name, value);
+      block_size += name.size() + value.size() + HeaderList::kFieldOverhead;
+      if (block_size > max_list) {
+        if (stream_error == DecodeError::kOk) {
+          stream_error = DecodeError::kHeaderListTooLarge;
         }
+      } else if (adjacent) {
+        out.AppendJoined(name.data(), name.size(), value.size());
+      } else {
+        out.Append(name, value);
       }
       if (flags != kFieldValid && stream_error == DecodeError::kOk) {
         stream_error = FromValidity(flags);
@@ -174,26 +189,34 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
       prefix_bits = 6;
       indexing = true;
     } else if (first & 0x20) {
-      return DecodeError::kTableSizeUpdateNotAtStart;
+      e = DecodeError::kTableSizeUpdateNotAtStart;
+      break;
     } else {
       prefix_bits = 4;
       never_indexed = (first & 0x10) != 0;
     }
     uint32_t name_index;
     const VarintStatus vs = DecodeVarint(prefix_bits, &p, end, &name_index);
-    if (vs != VarintStatus::kOk) return FromVarint(vs);
+    if (vs != VarintStatus::kOk) {
+      e = FromVarint(vs);
+      break;
+    }
 
     // Name then value go to the arena's tail; they become a field only if it
     // fits.
-    const size_t start = list->arena_size();
+    const bool over_limit = block_size > max_list;
+    const size_t start = out.size();
+    size_t asked = 0;  // Arena octets asked for (octets_copied()).
     size_t name_len = 0;
     size_t full_name_len = 0;  // Also for a name not copied (below).
     uint8_t flags = kFieldValid;
     if (name_index == 0) {
-      const DecodeError e = DecodeString(&p, end, list, start, &name_len);
-      if (e != DecodeError::kOk) return e;
-      if (!IsValidFieldName(
-              std::string_view(list->arena_data() + start, name_len))) {
+      e = DecodeString(&p, end, &out, start, &name_len, &asked);
+      if (e != DecodeError::kOk) {
+        out.CountScratch(asked);
+        break;
+      }
+      if (!IsValidFieldName(std::string_view(out.data() + start, name_len))) {
         flags |= kFieldNameInvalid;
       }
       full_name_len = name_len;
@@ -203,7 +226,10 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
         name = StaticTable::Get(name_index).name;
       } else {
         const size_t i = name_index - kFirstDynamicIndex;
-        if (i >= table_.num_entries()) return DecodeError::kIndexOutOfRange;
+        if (i >= table_.num_entries()) {
+          e = DecodeError::kIndexOutOfRange;
+          break;
+        }
         name = table_.name(i);
         flags |= table_.flags(i) & kFieldNameInvalid;
       }
@@ -212,20 +238,22 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
       // name comes from may be evicted by the insertion (RFC 7541 section 4.4).
       // Not needed at all for a field that is neither kept nor indexed.
       if (indexing || !over_limit) {
-        char* base = list->EnsureArena(start, name.size());
+        char* base = out.Ensure(start, name.size());
+        asked += name.size();
         HeaderList::CopyBytes(base + start, name.data(), name.size());
         name_len = name.size();
       }
     }
-    size_t value_len;
-    const DecodeError e =
-        DecodeString(&p, end, list, start + name_len, &value_len);
-    if (e != DecodeError::kOk) return e;
-    const std::string_view name(list->arena_data() + start, name_len);
-    const std::string_view value(list->arena_data() + start + name_len,
-                                 value_len);
+    size_t value_len = 0;
+    e = DecodeString(&p, end, &out, start + name_len, &value_len, &asked);
+    if (e != DecodeError::kOk) {
+      out.CountScratch(asked);
+      break;
+    }
+    const std::string_view name(out.data() + start, name_len);
+    const std::string_view value(out.data() + start + name_len, value_len);
     if (!IsValidFieldValue(value)) flags |= kFieldValueInvalid;
-    block_list_size_ += full_name_len + value_len + HeaderList::kFieldOverhead;
+    block_size += full_name_len + value_len + HeaderList::kFieldOverhead;
 
     if (indexing) {
       const uint64_t entry_size =
@@ -246,23 +274,23 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
       }
       table_.Insert(name, value, flags);
     }
-    if (!over_limit) {
-      if (list->list_size_ + name_len + value_len + HeaderList::kFieldOverhead >
-          max_list) {
-        over_limit = true;
-        if (stream_error == DecodeError::kOk) {
-          stream_error = DecodeError::kHeaderListTooLarge;
-        }
-      } else {
-        list->AddRecord(start, name_len, value_len,
-                        never_indexed ? HeaderList::kSensitive : 0u);
+    if (block_size > max_list) {
+      out.CountScratch(asked);
+      if (stream_error == DecodeError::kOk) {
+        stream_error = DecodeError::kHeaderListTooLarge;
       }
+    } else {
+      out.CountScratch(asked - name_len - value_len);
+      out.AddRecord(name_len, value_len,
+                    never_indexed ? HeaderList::kSensitive : 0u);
     }
     if (flags != kFieldValid && stream_error == DecodeError::kOk) {
       stream_error = FromValidity(flags);
     }
   }
-  return stream_error;
+  out.Commit();
+  block_list_size_ = block_size;
+  return e != DecodeError::kOk ? e : stream_error;
 }
 
 }  // namespace hpack

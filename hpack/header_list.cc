@@ -17,7 +17,6 @@ HeaderList& HeaderList::operator=(const HeaderList& other) {
   }
   num_records_ = other.num_records_;
   arena_size_ = other.arena_size_;
-  list_size_ = other.list_size_;
   return *this;
 }
 

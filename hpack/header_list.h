@@ -53,7 +53,6 @@ class HeaderList {
     arena_ = std::move(other.arena_);
     arena_size_ = std::exchange(other.arena_size_, 0);
     arena_capacity_ = std::exchange(other.arena_capacity_, 0);
-    list_size_ = std::exchange(other.list_size_, 0);
     octets_copied_ = std::exchange(other.octets_copied_, 0);
     records_ = std::move(other.records_);
     num_records_ = std::exchange(other.num_records_, 0);
@@ -75,13 +74,16 @@ class HeaderList {
   }
 
   // The RFC 9113 header list size: sum over the fields of name + value + 32.
-  size_t header_list_size() const { return list_size_; }
+  // The arena holds exactly the fields' names and values, back to back, so
+  // this is computed, not kept (one store less per appended field).
+  size_t header_list_size() const {
+    return arena_size_ + num_records_ * kFieldOverhead;
+  }
 
   // Removes every field; keeps the storage.
   void clear() {
     num_records_ = 0;
     arena_size_ = 0;
-    list_size_ = 0;
     octets_copied_ = 0;
   }
 
@@ -188,16 +190,30 @@ class HeaderList {
     return arena_.get();
   }
   void GrowArena(size_t used, size_t needed);
+  // GrowArena, returning the new capacity.
+  size_t GrowArenaTo(size_t used, size_t needed) {
+    GrowArena(used, needed);
+    return arena_capacity_;
+  }
   void GrowRecords() { ReserveRecords(2 * records_capacity_ + 16); }
   void ReserveRecords(size_t fields);
 
   // Copies n octets, reading exactly [src, src + n) and writing exactly
   // [dst, dst + n) (no slack needed on either side). Names and many values
-  // are at most 16 octets: those take two overlapping 8-, 4- or 1-octet moves
-  // instead of a call to memcpy. The ranges must not overlap.
+  // are at most 16 octets, and many name + value pairs (a dynamic entry is
+  // copied in one piece) at most 32: those take two overlapping 16-, 8-, 4-
+  // or 1-octet moves instead of a call to memcpy (about 20 Ir with the
+  // call). The ranges must not overlap.
   static void CopyBytes(char* dst, const char* src, size_t n) {
-    if (n > 16) {
+    if (n > 32) {
       std::memcpy(dst, src, n);
+    } else if (n > 16) {
+      char head[16];
+      char tail[16];
+      std::memcpy(head, src, 16);
+      std::memcpy(tail, src + n - 16, 16);
+      std::memcpy(dst, head, 16);
+      std::memcpy(dst + n - 16, tail, 16);
     } else if (n >= 8) {
       uint64_t head;
       uint64_t tail;
@@ -237,13 +253,98 @@ class HeaderList {
     r.value_len = static_cast<uint32_t>(value_len);
     r.flags = flags;
     arena_size_ = offset + name_len + value_len;
-    list_size_ += name_len + value_len + kFieldOverhead;
   }
+
+  // The list's append state held in locals for the decoder's loop: a char
+  // store into the arena may alias any member of the list, so appending
+  // through the members reloads and stores them per field; an Appender that
+  // lives in a register-allocated local (its address never taken) keeps them
+  // in registers and writes them back once, in Commit(). While an Appender is
+  // live the list itself must not be touched; scratch octets (see
+  // octets_copied()) are counted as they are asked for.
+  class Appender {
+   public:
+    explicit Appender(HeaderList* list)
+        : list_(list),
+          arena_(list->arena_.get()),
+          size_(list->arena_size_),
+          capacity_(list->arena_capacity_),
+          record_(list->records_.get() + list->num_records_),
+          records_end_(list->records_.get() + list->records_capacity_) {}
+
+    // Octets of kept names and values.
+    size_t size() const { return size_; }
+    char* data() const { return arena_; }
+
+    // As HeaderList::EnsureArena: the base after [0, used + n) fits.
+    char* Ensure(size_t used, size_t n) {
+      if (capacity_ - used < n) Grow(used, n);
+      return arena_;
+    }
+    // Counts n octets of scratch towards octets_copied() (a kept field's
+    // octets are counted by AddRecord).
+    void CountScratch(size_t n) { scratch_ += n; }
+
+    // As HeaderList::AddRecord at offset size().
+    void AddRecord(size_t name_len, size_t value_len, uint32_t flags) {
+      if (record_ == records_end_) GrowRecords();
+      record_->offset = static_cast<uint32_t>(size_);
+      record_->name_len = static_cast<uint32_t>(name_len);
+      record_->value_len = static_cast<uint32_t>(value_len);
+      record_->flags = flags;
+      ++record_;
+      size_ += name_len + value_len;
+    }
+    // Appends name and value, adjacent at `bytes` (a dynamic table entry) or
+    // not (a static one).
+    void AppendJoined(const char* bytes, size_t name_len, size_t value_len) {
+      const size_t n = name_len + value_len;
+      CopyBytes(Ensure(size_, n) + size_, bytes, n);
+      AddRecord(name_len, value_len, 0);
+    }
+    void Append(std::string_view name, std::string_view value) {
+      char* p = Ensure(size_, name.size() + value.size()) + size_;
+      CopyBytes(p, name.data(), name.size());
+      CopyBytes(p + name.size(), value.data(), value.size());
+      AddRecord(name.size(), value.size(), 0);
+    }
+
+    // Writes the state back into the list.
+    void Commit() {
+      list_->octets_copied_ += size_ - list_->arena_size_ + scratch_;
+      scratch_ = 0;
+      list_->arena_size_ = size_;
+      list_->num_records_ =
+          static_cast<size_t>(record_ - list_->records_.get());
+    }
+
+   private:
+    // Out of line; they take no pointer into the Appender (so it stays in
+    // registers), and reload what they change.
+    void Grow(size_t used, size_t n) {
+      capacity_ = list_->GrowArenaTo(used, used + n);
+      arena_ = list_->arena_.get();
+    }
+    void GrowRecords() {
+      const size_t count = static_cast<size_t>(record_ - list_->records_.get());
+      list_->num_records_ = count;
+      list_->GrowRecords();
+      record_ = list_->records_.get() + count;
+      records_end_ = list_->records_.get() + list_->records_capacity_;
+    }
+
+    HeaderList* list_;
+    char* arena_;
+    size_t size_;
+    size_t capacity_;
+    Record* record_;
+    Record* records_end_;
+    size_t scratch_ = 0;
+  };
 
   std::unique_ptr<char[]> arena_;
   size_t arena_size_ = 0;
   size_t arena_capacity_ = 0;
-  size_t list_size_ = 0;
   size_t octets_copied_ = 0;
   std::unique_ptr<Record[]> records_;  // Uninitialized past num_records_.
   size_t num_records_ = 0;
