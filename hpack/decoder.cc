@@ -118,7 +118,13 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
   // The list's per-field state in a local (see HeaderList::Appender; its
   // address goes only to DecodeString, which is inlined), written back once
   // after the loop, whichever way the block ends.
-  HeaderList::Appender out(list);
+  // A kept field takes at least one block octet and 32 octets of the list
+  // size: the records for that many are reserved at once (at most
+  // max_list / 32 records of 16 octets: half the list limit's octets).
+  HeaderList::Appender out(
+      list,
+      std::min<size_t>(static_cast<size_t>(end - p),
+                       max_header_list_size_ / HeaderList::kFieldOverhead));
   size_t block_size = 0;
   DecodeError stream_error = DecodeError::kOk;
   const size_t max_list = max_header_list_size_;
