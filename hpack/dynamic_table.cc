@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <memory>
 
 #include "hpack/string_hash.h"
 
@@ -30,21 +31,27 @@ void DynamicTable::Allocate(uint32_t capacity) {
   // of records (first_, count_) needs no spare slot.
   const size_t records = RoundUpToPowerOfTwo(capacity / kEntryOverhead);
 
-  std::unique_ptr<char[]> bytes(new char[ring]);
-  std::unique_ptr<Record[]> recs(new Record[records]);
+  std::unique_ptr<char[]> storage(new char[ring + records * sizeof(Record)]);
+  char* bytes = storage.get();
+  static_assert(alignof(Record) <= 16, "new char[] is 16-aligned");
+  // ring is a power of two >= 16, so the records are aligned; trivial, so
+  // this only begins their lifetime.
+  Record* recs = reinterpret_cast<Record*>(bytes + ring);
+  std::uninitialized_default_construct_n(recs, records);
   // Move the live entries over, oldest first, re-laid from logical position 0.
   uint64_t tail = 0;
   for (size_t k = 0; k < count_; ++k) {
     const size_t i = count_ - 1 - k;  // Position, oldest first.
     Record r = record(i);
     const size_t n = size_t{r.name_len} + r.value_len;
-    std::memcpy(bytes.get() + tail, bytes_.get() + (r.pos & byte_mask_), n);
+    std::memcpy(bytes + tail, bytes_ + (r.pos & byte_mask_), n);
     r.pos = tail;
     tail += n;
     recs[k] = r;
   }
-  bytes_ = std::move(bytes);
-  records_ = std::move(recs);
+  storage_ = std::move(storage);
+  bytes_ = bytes;
+  records_ = recs;
   byte_mask_ = ring - 1;
   record_mask_ = records - 1;
   tail_ = tail;
@@ -100,15 +107,11 @@ void DynamicTable::EvictAll() {
   while (count_ > 0) EvictOldest();
 }
 
-bool DynamicTable::Insert(std::string_view name, std::string_view value,
-                          uint8_t flags) {
-  uint64_t name_hash = 0;
-  uint64_t field_hash = 0;
-  if (lookup_) {
-    name_hash = HashString(name);
-    field_hash = HashField(name_hash, HashString(value));
-  }
-  return InsertHashed(name, value, flags, name_hash, field_hash);
+bool DynamicTable::InsertAndHash(std::string_view name, std::string_view value,
+                                 uint8_t flags) {
+  const uint64_t name_hash = HashString(name);
+  return InsertHashed(name, value, flags, name_hash,
+                      HashField(name_hash, HashString(value)));
 }
 
 bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
@@ -132,7 +135,7 @@ bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
   if ((pos & byte_mask_) + n > ring) pos = (pos + byte_mask_) & ~byte_mask_;
   // The header's invariant: the new bytes never reach the oldest live entry's.
   assert(count_ == 0 || pos + n - records_[first_].pos <= ring);
-  char* dst = bytes_.get() + (pos & byte_mask_);
+  char* dst = bytes_ + (pos & byte_mask_);
   if (!name.empty()) std::memcpy(dst, name.data(), name.size());
   if (!value.empty())
     std::memcpy(dst + name.size(), value.data(), value.size());

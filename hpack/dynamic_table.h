@@ -98,7 +98,12 @@ class DynamicTable {
   // entry they come from may be evicted to make room). With lookup enabled, the
   // name and name+value hashes are computed here; InsertHashed takes them
   // precomputed.
-  bool Insert(std::string_view name, std::string_view value, uint8_t flags = 0);
+  bool Insert(std::string_view name, std::string_view value,
+              uint8_t flags = 0) {
+    // Inline, so the decoder's inserts (no lookup) make one call, not two.
+    if (!lookup_) return InsertHashed(name, value, flags, 0, 0);
+    return InsertAndHash(name, value, flags);
+  }
   // Same as Insert, with name_hash == HashString(name) and
   // field_hash == HashField(name_hash, HashString(value)).
   bool InsertHashed(std::string_view name, std::string_view value,
@@ -109,11 +114,11 @@ class DynamicTable {
   // directly follows the name in memory (one copy moves both).
   std::string_view name(size_t i) const {
     const Record& r = record(i);
-    return std::string_view(bytes_.get() + (r.pos & byte_mask_), r.name_len);
+    return std::string_view(bytes_ + (r.pos & byte_mask_), r.name_len);
   }
   std::string_view value(size_t i) const {
     const Record& r = record(i);
-    return std::string_view(bytes_.get() + (r.pos & byte_mask_) + r.name_len,
+    return std::string_view(bytes_ + (r.pos & byte_mask_) + r.name_len,
                             r.value_len);
   }
   uint8_t flags(size_t i) const { return record(i).flags; }
@@ -170,6 +175,8 @@ class DynamicTable {
   size_t PositionOfId(uint32_t id) const {
     return static_cast<uint32_t>(next_id_ - 1 - id);
   }
+  bool InsertAndHash(std::string_view name, std::string_view value,
+                     uint8_t flags);
   void EvictOldest();
   void EvictAll();
   void Allocate(uint32_t capacity);
@@ -180,12 +187,16 @@ class DynamicTable {
   uint32_t capacity_ = 0;
   bool lookup_ = false;
 
-  std::unique_ptr<char[]> bytes_;
+  // One allocation holds the byte ring and, after it, the record ring: a cold
+  // decoder's first insert then costs one malloc and one free instead of two
+  // each (about 400 Ir of glibc's for the default 4 KiB + 2 KiB).
+  std::unique_ptr<char[]> storage_;
+  char* bytes_ = nullptr;   // storage_.get().
   uint64_t byte_mask_ = 0;  // Ring size - 1; the ring size is a power of two.
   // Logical position where the next entry's bytes may start.
   uint64_t tail_ = 0;
 
-  std::unique_ptr<Record[]> records_;
+  Record* records_ = nullptr;  // In storage_, after the byte ring.
   size_t record_mask_ = 0;
   size_t first_ = 0;  // Record slot of the oldest entry.
   size_t count_ = 0;
