@@ -200,6 +200,17 @@ class HeaderList {
   void GrowRecords() { ReserveRecords(2 * records_capacity_ + 16); }
   void ReserveRecords(size_t fields);
 
+  // 16 < n <= 32 octets: two overlapping 16-octet moves.
+  __attribute__((always_inline)) static void Copy17To32(char* dst,
+                                                        const char* src,
+                                                        size_t n) {
+    char head[16];
+    char tail[16];
+    std::memcpy(head, src, 16);
+    std::memcpy(tail, src + n - 16, 16);
+    std::memcpy(dst, head, 16);
+    std::memcpy(dst + n - 16, tail, 16);
+  }
   // Copies n octets, reading exactly [src, src + n) and writing exactly
   // [dst, dst + n) (no slack needed on either side). Names and many values
   // are at most 16 octets, and many name + value pairs (a dynamic entry is
@@ -210,12 +221,7 @@ class HeaderList {
     if (n > 32) {
       std::memcpy(dst, src, n);
     } else if (n > 16) {
-      char head[16];
-      char tail[16];
-      std::memcpy(head, src, 16);
-      std::memcpy(tail, src + n - 16, 16);
-      std::memcpy(dst, head, 16);
-      std::memcpy(dst + n - 16, tail, 16);
+      Copy17To32(dst, src, n);
     } else if (n >= 8) {
       uint64_t head;
       uint64_t tail;
@@ -316,12 +322,7 @@ class HeaderList {
       // request block; inlining 33-64 too, or CopyBytes whole, cost more than
       // it saved: register pressure in the decoder's loop).
       if (n > 16 && n <= 32) {
-        char head[16];
-        char tail[16];
-        std::memcpy(head, bytes, 16);
-        std::memcpy(tail, bytes + n - 16, 16);
-        std::memcpy(dst, head, 16);
-        std::memcpy(dst + n - 16, tail, 16);
+        Copy17To32(dst, bytes, n);
       } else {
         CopyBytes(dst, bytes, n);
       }
