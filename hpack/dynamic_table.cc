@@ -136,9 +136,15 @@ bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
   // The header's invariant: the new bytes never reach the oldest live entry's.
   assert(count_ == 0 || pos + n - records_[first_].pos <= ring);
   char* dst = bytes_ + (pos & byte_mask_);
-  if (!name.empty()) std::memcpy(dst, name.data(), name.size());
-  if (!value.empty())
-    std::memcpy(dst + name.size(), value.data(), value.size());
+  if (!value.empty() && value.data() == name.data() + name.size()) {
+    // Adjacent (the decoder's literal, decoded into its list's arena): one
+    // copy, not two (-20 Ir per insert).
+    std::memcpy(dst, name.data(), n);
+  } else {
+    if (!name.empty()) std::memcpy(dst, name.data(), name.size());
+    if (!value.empty())
+      std::memcpy(dst + name.size(), value.data(), value.size());
+  }
   tail_ = pos + n;
 
   Record& r = records_[(first_ + count_) & record_mask_];
