@@ -1,6 +1,7 @@
 #include "hpack/decoder.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "hpack/field_validation.h"
@@ -12,6 +13,35 @@ namespace hpack {
 namespace {
 
 constexpr size_t kFirstDynamicIndex = StaticTable::kSize + 1;  // 62
+
+// The static table's entries with name and value joined in 32-octet slots
+// (every entry's name + value is at most 28 octets), so an indexed static
+// field is one fixed 32-octet copy (HeaderList::Appender::AppendPadded)
+// instead of two copies of variable length.
+struct JoinedStaticEntry {
+  char bytes[HeaderList::kPaddedCopy];
+  uint8_t name_len;
+  uint8_t value_len;
+};
+
+constexpr std::array<JoinedStaticEntry, StaticTable::kSize + 1>
+BuildJoinedStatic() {
+  std::array<JoinedStaticEntry, StaticTable::kSize + 1> t{};
+  for (size_t i = 1; i <= StaticTable::kSize; ++i) {
+    const StaticEntry& e = static_table_internal::kStaticEntries[i];
+    size_t k = 0;
+    for (char c : e.name) t[i].bytes[k++] = c;
+    for (char c : e.value) t[i].bytes[k++] = c;
+    t[i].name_len = static_cast<uint8_t>(e.name.size());
+    t[i].value_len = static_cast<uint8_t>(e.value.size());
+  }
+  return t;
+}
+
+constexpr std::array<JoinedStaticEntry, StaticTable::kSize + 1> kJoinedStatic =
+    BuildJoinedStatic();
+static_assert(HeaderList::kPaddedCopy <= DynamicTable::kReadSlack,
+              "a dynamic entry is read up to kPaddedCopy octets");
 
 DecodeError FromVarint(VarintStatus s) {
   return s == VarintStatus::kTruncated ? DecodeError::kTruncated
@@ -147,14 +177,17 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
         e = FromVarint(vs);
         break;
       }
-      std::string_view name;
-      std::string_view value;
+      // name_len + value_len octets at `bytes`, readable up to
+      // bytes + HeaderList::kPaddedCopy (both tables pad).
+      const char* bytes;
+      size_t name_len;
+      size_t value_len;
       uint8_t flags = kFieldValid;
-      bool adjacent = false;  // value.data() == name.data() + name.size().
       if (index - 1 < StaticTable::kSize) {  // 1..61; index 0 wraps around.
-        const StaticEntry& se = StaticTable::Get(index);
-        name = se.name;
-        value = se.value;
+        const JoinedStaticEntry& se = kJoinedStatic[index];
+        bytes = se.bytes;
+        name_len = se.name_len;
+        value_len = se.value_len;
       } else if (index == 0) {
         e = DecodeError::kIndexZero;
         break;
@@ -164,20 +197,19 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
           e = DecodeError::kIndexOutOfRange;
           break;
         }
-        name = table_.name(i);
-        value = table_.value(i);
+        const std::string_view name = table_.name(i);
+        bytes = name.data();
+        name_len = name.size();
+        value_len = table_.value(i).size();
         flags = table_.flags(i);
-        adjacent = true;
       }
-      block_size += name.size() + value.size() + HeaderList::kFieldOverhead;
+      block_size += name_len + value_len + HeaderList::kFieldOverhead;
       if (block_size > max_list) {
         if (stream_error == DecodeError::kOk) {
           stream_error = DecodeError::kHeaderListTooLarge;
         }
-      } else if (adjacent) {
-        out.AppendJoined(name.data(), name.size(), value.size());
       } else {
-        out.Append(name, value);
+        out.AppendPadded(bytes, name_len, value_len);
       }
       if (flags != kFieldValid && stream_error == DecodeError::kOk) {
         stream_error = FromValidity(flags);

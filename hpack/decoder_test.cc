@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "hpack/encoder.h"
 #include "hpack/field_validation.h"
+#include "hpack/static_table.h"
 #include "hpack/test_util.h"
 #include "hpack/varint.h"
 
@@ -78,6 +79,38 @@ TEST(DecoderTest, EachLiteralKind) {
   EXPECT_EQ(ToFields(list), (Fields{{":authority", "example.com"},
                                     {":authority", "other.com"}}));
   EXPECT_EQ(d.table().num_entries(), 1u);
+}
+
+// Indexed fields are copied with one fixed 32-octet move when name + value
+// fit (reading past a short entry: the static slots and the ring's slack),
+// memcpy otherwise: every length around those edges, entries at every ring
+// position (a 256-octet table wraps often), every static entry, each field
+// appended after fields of other lengths.
+TEST(DecoderTest, IndexedFieldsOfEveryLengthCopyExactly) {
+  Decoder::Options options;
+  options.max_table_size = 256;
+  Decoder d(options);
+  HeaderList list;
+  for (size_t n = 1; n <= 70; ++n) {  // name + value octets.
+    const std::string name = std::string(n / 3 + 1, 'a' + n % 26);
+    const std::string value = std::string(n - name.size(), 'A' + n % 26);
+    ASSERT_EQ(d.Decode(LiteralIndexed(name, value), &list), DecodeError::kOk);
+    // The new entry (62), a static one (n % 61 + 1), the entry again.
+    const std::string block = std::string(1, '\xbe') +
+                              Varint(n % 61 + 1, 7, 0x80) +
+                              std::string(1, '\xbe');
+    ASSERT_EQ(d.Decode(block, &list), DecodeError::kOk) << n;
+    ASSERT_EQ(list.size(), 3u);
+    const StaticEntry& e = StaticTable::Get(n % 61 + 1);
+    EXPECT_EQ(list[0].name, name) << n;
+    EXPECT_EQ(list[0].value, value) << n;
+    EXPECT_EQ(list[1].name, e.name) << n;
+    EXPECT_EQ(list[1].value, e.value) << n;
+    EXPECT_EQ(list[2].name, name) << n;
+    EXPECT_EQ(list[2].value, value) << n;
+    EXPECT_EQ(list.header_list_size(),
+              2 * (n + 32) + e.name.size() + e.value.size() + 32);
+  }
 }
 
 TEST(DecoderTest, HuffmanStringsDecode) {

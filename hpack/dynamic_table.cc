@@ -31,12 +31,14 @@ void DynamicTable::Allocate(uint32_t capacity) {
   // of records (first_, count_) needs no spare slot.
   const size_t records = RoundUpToPowerOfTwo(capacity / kEntryOverhead);
 
-  std::unique_ptr<char[]> storage(new char[ring + records * sizeof(Record)]);
+  std::unique_ptr<char[]> storage(
+      new char[ring + kReadSlack + records * sizeof(Record)]);
   char* bytes = storage.get();
-  static_assert(alignof(Record) <= 16, "new char[] is 16-aligned");
+  static_assert(alignof(Record) <= 16 && kReadSlack % alignof(Record) == 0,
+                "new char[] is 16-aligned");
   // ring is a power of two >= 16, so the records are aligned; trivial, so
   // this only begins their lifetime.
-  Record* recs = reinterpret_cast<Record*>(bytes + ring);
+  Record* recs = reinterpret_cast<Record*>(bytes + ring + kReadSlack);
   std::uninitialized_default_construct_n(recs, records);
   // Move the live entries over, oldest first, re-laid from logical position 0.
   uint64_t tail = 0;
@@ -72,7 +74,8 @@ void DynamicTable::Allocate(uint32_t capacity) {
 
 size_t DynamicTable::storage_bytes() const {
   if (capacity_ == 0) return 0;
-  size_t n = (byte_mask_ + 1) + (record_mask_ + 1) * sizeof(Record);
+  size_t n =
+      (byte_mask_ + 1) + kReadSlack + (record_mask_ + 1) * sizeof(Record);
   if (lookup_) {
     n +=
         (by_name_.slot_count() + by_field_.slot_count()) * 2 * sizeof(uint32_t);

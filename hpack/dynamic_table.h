@@ -57,6 +57,11 @@ class DynamicTable {
 
   // The first storage allocated, in RFC octets (grows from there).
   static constexpr uint32_t kMinCapacity = 512;
+  // Octets past the byte ring's end that may be read (not written): an
+  // entry's bytes (name(i).data()) are readable up to data() + kReadSlack
+  // whatever its length, so a short entry can be copied with one fixed-size
+  // copy (HeaderList::kPaddedCopy; the value past the ring is garbage).
+  static constexpr uint32_t kReadSlack = 32;
 
   // A table with max_size() == max_size and no storage yet (see above).
   // `enable_lookup` turns on FindName/FindField (they then cost two hash-map

@@ -45,6 +45,8 @@ class HeaderList {
   // RFC 9113 section 6.5.2: a field counts name + value + 32 octets towards the
   // header list size (SETTINGS_MAX_HEADER_LIST_SIZE).
   static constexpr size_t kFieldOverhead = 32;
+  // See Appender::AppendPadded.
+  static constexpr size_t kPaddedCopy = 32;
 
   HeaderList() = default;
   HeaderList(const HeaderList& other) { *this = other; }
@@ -172,15 +174,6 @@ class HeaderList {
     CopyBytes(p, name.data(), name.size());
     CopyBytes(p + name.size(), value.data(), value.size());
     AddRecord(arena_size_, name.size(), value.size(), flags);
-  }
-
-  // Appends a field whose name and value are adjacent in memory (a dynamic
-  // table entry): one copy instead of two.
-  void AppendJoined(const char* bytes, size_t name_len, size_t value_len) {
-    const size_t n = name_len + value_len;
-    char* p = EnsureArena(arena_size_, n) + arena_size_;
-    CopyBytes(p, bytes, n);
-    AddRecord(arena_size_, name_len, value_len, 0);
   }
 
   // Returns the arena's base address after making sure [0, used + n) fits,
@@ -312,27 +305,22 @@ class HeaderList {
       ++record_;
       size_ += name_len + value_len;
     }
-    // Appends name and value, adjacent at `bytes` (a dynamic table entry) or
-    // not (a static one).
-    void AppendJoined(const char* bytes, size_t name_len, size_t value_len) {
+    // Appends a field whose name and value are adjacent at `bytes`, which
+    // stays readable up to bytes + kPaddedCopy even when the field is shorter
+    // (the decoder's static table and the dynamic table's ring pad for it).
+    // Up to kPaddedCopy octets take one fixed 32-octet copy (two 16-octet
+    // moves; the arena gets the slack), longer ones a memcpy.
+    void AppendPadded(const char* bytes, size_t name_len, size_t value_len) {
       const size_t n = name_len + value_len;
-      char* dst = Ensure(size_, n) + size_;
-      // 17-32 octets (two overlapping 16-octet moves) inline here: no call,
-      // so nothing of the caller's loop is spilled around it (-60 Ir per
-      // request block; inlining 33-64 too, or CopyBytes whole, cost more than
-      // it saved: register pressure in the decoder's loop).
-      if (n > 16 && n <= 32) {
-        Copy17To32(dst, bytes, n);
+      if (n <= kPaddedCopy) {
+        char* dst = Ensure(size_, kPaddedCopy) + size_;
+        char tmp[kPaddedCopy];
+        std::memcpy(tmp, bytes, kPaddedCopy);
+        std::memcpy(dst, tmp, kPaddedCopy);
       } else {
-        CopyBytes(dst, bytes, n);
+        std::memcpy(Ensure(size_, n) + size_, bytes, n);
       }
       AddRecord(name_len, value_len, 0);
-    }
-    void Append(std::string_view name, std::string_view value) {
-      char* p = Ensure(size_, name.size() + value.size()) + size_;
-      CopyBytes(p, name.data(), name.size());
-      CopyBytes(p + name.size(), value.data(), value.size());
-      AddRecord(name.size(), value.size(), 0);
     }
 
     // Writes the state back into the list.
