@@ -30,8 +30,11 @@
 //    stops adding fields at the limit (an "HPACK bomb" costs one table lookup
 //    per reference from then on). Besides the list the only scratch is the
 //    list's arena tail, holding at most one literal being decoded (<= 8/5 of
-//    its encoded octets). The dynamic table never exceeds the limit set with
-//    SetMaxTableSizeLimit (2x that in bytes, see dynamic_table.h).
+//    its encoded octets), and the list's records, reserved at the start of a
+//    block for min(block octets, max_header_list_size() / 32) fields (each
+//    kept field takes at least one block octet and 32 list octets). The dynamic
+//    table never exceeds the limit set with SetMaxTableSizeLimit (2x that in
+//    bytes, see dynamic_table.h).
 //  * Validation: every field's name and value are checked
 //    (field_validation.h). A dynamic table entry remembers its outcome, so
 //    referencing it costs no rescan, and an invalid field still enters the

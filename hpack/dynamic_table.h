@@ -10,9 +10,10 @@
 // a few doublings, and then inserting and evicting in steady state allocates
 // nothing. Whatever a peer sends, the storage (storage_bytes()), with M the
 // largest max_size the table has had, is at most a byte ring of 2 * M octets
-// and M / 32 32-octet records, each rounded up to a power of two: 3 * M when M
-// is a power of two (the default 4096: 12 KiB), under 6 * M otherwise (worst
-// just above one: 4128 takes 24 KiB). Lookup adds two maps of 2 * M / 32
+// and M / 32 32-octet records, each rounded up to a power of two, plus
+// kReadSlack octets after the ring: 3 * M (+ 32) when M is a power of two (the
+// default 4096: 12 KiB), under 6 * M otherwise (worst just above one: 4128
+// takes 24 KiB). Lookup adds two maps of 2 * M / 32
 // 8-octet slots, also rounded up (at least 8): from M = 128 on, M more at a
 // power of two and under 2 * M more otherwise.
 //
