@@ -16,24 +16,13 @@ namespace {
 
 using testing::Fields;
 using testing::HexToBytes;
+using testing::LiteralIndexed;
+using testing::Str;
 using testing::ToFields;
-
-std::string Varint(uint64_t value, int prefix_bits, uint8_t high_bits) {
-  uint8_t out[kMaxVarintEncodedLength];
-  return std::string(reinterpret_cast<char*>(out),
-                     EncodeVarint(value, prefix_bits, high_bits, out));
-}
+using testing::Varint;
 
 // First octet of a literal without indexing and with a literal name.
 const std::string kLiteralNoIndex(1, '\0');
-
-// A raw (not Huffman) string literal.
-std::string Str(const std::string& s) { return Varint(s.size(), 7, 0) + s; }
-
-// Literal with incremental indexing and a literal name.
-std::string LiteralIndexed(const std::string& name, const std::string& value) {
-  return "\x40" + Str(name) + Str(value);
-}
 
 Decoder::Options WithListLimit(size_t limit) {
   Decoder::Options options;

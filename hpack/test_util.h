@@ -3,6 +3,7 @@
 #ifndef HPACK_TEST_UTIL_H_
 #define HPACK_TEST_UTIL_H_
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "hpack/header_list.h"
+#include "hpack/varint.h"
 
 namespace hpack {
 namespace testing {
@@ -61,6 +63,22 @@ inline std::vector<HeaderField> ToHeaderFields(const Fields& fields) {
   for (const auto& [name, value] : fields)
     out.push_back(HeaderField{name, value});
   return out;
+}
+
+// Wire pieces for decoder tests: an RFC 7541 integer with `high_bits` in the
+// first octet, a raw (not Huffman) string literal, and a literal field with
+// incremental indexing and a literal name.
+inline std::string Varint(uint64_t value, int prefix_bits, uint8_t high_bits) {
+  uint8_t out[kMaxVarintEncodedLength];
+  return std::string(reinterpret_cast<char*>(out),
+                     EncodeVarint(value, prefix_bits, high_bits, out));
+}
+inline std::string Str(const std::string& s) {
+  return Varint(s.size(), 7, 0) + s;
+}
+inline std::string LiteralIndexed(const std::string& name,
+                                  const std::string& value) {
+  return "\x40" + Str(name) + Str(value);
 }
 
 }  // namespace testing
