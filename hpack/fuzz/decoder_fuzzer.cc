@@ -2,7 +2,8 @@
 //
 // Each input drives one decoder context through SETTINGS changes and header
 // blocks and checks, besides "no crash, no sanitizer report":
-//  * invariants: the decoded list never exceeds the max header list size;
+//  * invariants: the decoded list never exceeds the max header list size,
+//    and its sizes are those of its fields (after an error too);
 //    after every block that is not a connection error the table fits its max
 //    size and the limit; a connection error is sticky (the next call returns
 //    it without reading);
@@ -139,6 +140,34 @@ void CheckAgainstPeer(hpack::DecodeError e, const hpack::HeaderList& ours,
   }
 }
 
+// Whichever way the block ended (a connection error in the middle
+// included), the list's sizes are those of its fields: the arena holds their
+// names and values back to back and nothing else, header_list_size() adds 32
+// per field, the block counted at least the kept fields, and the copy count
+// covers them.
+void CheckListSizes(const hpack::HeaderList& list,
+                    const hpack::Decoder& decoder, size_t block_index) {
+  size_t octets = 0;
+  const char* next = list.empty() ? nullptr : list[0].name.data();
+  for (const hpack::HeaderField f : list) {
+    if (f.name.data() != next ||
+        f.value.data() != f.name.data() + f.name.size()) {
+      Fail("list fields not back to back", block_index);
+    }
+    next = f.value.data() + f.value.size();
+    octets += f.name.size() + f.value.size();
+  }
+  if (octets != list.arena_size() ||
+      octets + list.size() * hpack::HeaderList::kFieldOverhead !=
+          list.header_list_size()) {
+    Fail("list sizes disagree with its fields", block_index);
+  }
+  if (decoder.block_list_size() < list.header_list_size() ||
+      list.octets_copied() < list.arena_size()) {
+    Fail("block_list_size or octets_copied below the list's size", block_index);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -180,6 +209,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (list.header_list_size() > max_list) {
       Fail("list over max_header_list_size", block_index);
     }
+    CheckListSizes(list, decoder, block_index);
 
     if (hpack::IsConnectionError(e)) {
       if (decoder.error() != e) {
