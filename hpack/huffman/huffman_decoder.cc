@@ -1,22 +1,35 @@
 // Huffman decoding: HuffmanDecode and HuffmanDecodeStatusName.
 //
-// The fast loop keeps the next input bits left-aligned in a 64-bit buffer and
-// refills it branch-free with one unaligned big-endian 64-bit load (at least 56
-// valid bits after each refill). It makes kSteps lookups in kDecodeTable per
-// refill, each consuming up to kLookupBits bits and emitting up to
-// kMaxSymbolsPerEntry octets with one 16-bit store, and leaves at least
-// kLookupBits valid bits, so that the next first lookup's index is taken
-// before the refill and the refill runs beside that lookup's table load. Only
-// the first lookup of an iteration checks for a long code (length 0): a long
-// code in a later lookup reads length 0, which consumes and emits nothing, so
-// it waits for the next iteration. The critical path is one 1-octet table
-// load and two shifts per lookup; the refill and the symbols' load and store
-// are off it.
+// A string of 8 octets or more starts in the fast loop. It keeps the next
+// input bits left-aligned in a 64-bit buffer and refills it branch-free with
+// one unaligned big-endian 64-bit load (at least 56 valid bits after each
+// refill). It makes kSteps lookups in kDecodeTable per refill, each consuming
+// up to kLookupBits bits and emitting up to kMaxSymbolsPerEntry octets with
+// one 16-bit store, and leaves at least kLookupBits valid bits, so that the
+// next first lookup's index is taken before the refill and the refill runs
+// beside that lookup's table load. Only the first lookup of an iteration
+// checks for a long code (length 0): a long code in a later lookup reads
+// length 0, which consumes and emits nothing, so it waits for the next
+// iteration. The critical path is one 1-octet table load and two shifts per
+// lookup; the refill and the symbols' load and store are off it.
 //
-// The last input octets (fewer than 8) go through a window loop: one load of
-// all of them (LoadShort, or the last 8 octets), table lookups while an entry's
-// bits are all real input, and otherwise one exact code with DecodeCanonical to
-// tell a last symbol from padding.
+// The loop stops once fewer than 8 octets are left to load (p > end - 8):
+// after that iteration's lookups and one more, or right after a long code
+// that its first lookup decoded; for a string of 8-14 octets, after the first
+// iteration. It leaves 12-114 bits: the 1-7 octets not yet loaded and 4-58
+// unconsumed bits of the buffer. While more than 56 are left, a window of the
+// 57-64 bits from the next unconsumed one (8 octets loaded at its octet)
+// takes only its unchecked lookups, or one exact long code when its first
+// lookup meets one (at least 5 bits either way). The last window holds the at
+// most 56 bits left: the string's last 8 octets shifted left by the bits
+// already consumed, with 1s below.
+//
+// A string shorter than 8 octets skips all that and is one last window
+// (DecodeShort: LoadShort, with 1s below). A last window makes
+// valid / kLookupBits unchecked lookups, then table lookups while an entry's
+// bits are all real input, and otherwise one exact code at a time with
+// DecodeCanonical (DecodeLastWindowExactly) to tell a last symbol from
+// padding.
 
 #include <cstddef>
 #include <cstdint>
@@ -314,9 +327,10 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
     Refill(&bits, &p, &avail);
   }
 
-  // Tail: fewer than 8 octets past p. It decodes windows of up to 64 input
-  // bits starting at the next unconsumed bit, each loaded at once; the last
-  // one holds everything left, with 1 bits below the input.
+  // Tail: 12-114 bits left, the 1-7 octets past p and `avail` (4-58) bits of
+  // `bits`. Windows that are not the last take 57-64 bits from the next
+  // unconsumed one, each loaded at once, until at most 56 are left; the last
+  // window holds those, with 1 bits below the input.
   size_t bit_pos = static_cast<size_t>(p - in) * 8 - avail;
   for (;;) {
     // The last window: the `rest` (at most 56) input bits left are the low
@@ -324,7 +338,9 @@ HuffmanDecodeStatus HuffmanDecode(const uint8_t* in, size_t len, uint8_t* out,
     // 1s below them.
     const size_t rest = len * 8 - bit_pos;
     if (rest <= 56) {
-      if (rest == 0) {  // Every bit consumed, with no padding.
+      // Not reached: the fast loop leaves at least 12 bits and a window that
+      // is not the last at least 5; but the shift below needs rest > 0.
+      if (rest == 0) {
         *out_len = static_cast<size_t>(o - out);
         return HuffmanDecodeStatus::kOk;
       }
