@@ -1,5 +1,6 @@
 #include "hpack/huffman/huffman.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -138,6 +140,13 @@ class BitWriter {
     Append(kHuffmanCodes[sym].code, kHuffmanCodes[sym].length);
   }
   void AppendOnes(int n) { Append((1u << n) - 1, n); }
+  void AppendBits(const BitWriter& w) {
+    bits_.insert(bits_.end(), w.bits_.begin(), w.bits_.end());
+  }
+  // Keeps the first n bits.
+  void Truncate(size_t n) {
+    if (n < bits_.size()) bits_.resize(n);
+  }
   size_t size() const { return bits_.size(); }
   // Bits as octets; a partial last octet is completed with `fill` bits.
   std::string Octets(int fill) const {
@@ -451,6 +460,408 @@ TEST(HuffmanDecode, EveryOctetAtEveryPositionMatchesTheReference) {
       ASSERT_EQ(DecodeBoth(Encode(s)).out, s) << c << " " << before;
     }
   }
+}
+
+// ---- The fast loop's exit and the tail windows
+// ---------------------------------------------------------------
+
+// The bit where HuffmanDecode's fast loop hands the rest of a string of at
+// least 8 octets to its tail windows, or kEosInFastLoop when the loop itself
+// returns kEosInData; *after_long_code is set when the loop ends right after
+// decoding a long code. A model of the loop's bookkeeping in huffman_decoder.cc
+// (kSteps lookups per refill, the first checked for a long code; a refill
+// counts (63 - avail) / 8 more octets; no refill once fewer than 8 octets are
+// left to load, and then one more lookup), used only to aim the cases of the
+// test below at the hand-over: what they decode is checked against the
+// reference.
+constexpr size_t kEosInFastLoop = ~size_t{0};
+
+size_t FastLoopHandover(std::string_view in, bool* after_long_code) {
+  using huffman_internal::DecodeCanonical;
+  using huffman_internal::kDecodeTable;
+  using huffman_internal::kLookupBits;
+  constexpr int kSteps = (56 - kLookupBits) / kLookupBits;
+  // 32 bits from bit `pos`, 0s past the end. Every lookup the loop makes has
+  // its entry's bits (and a long code all its bits) inside the input.
+  const auto window = [in](size_t pos) {
+    uint64_t w = 0;
+    for (size_t i = pos / 8; i < pos / 8 + 5; ++i) {
+      w = (w << 8) | (i < in.size() ? static_cast<unsigned char>(in[i]) : 0);
+    }
+    return static_cast<uint32_t>(w >> (8 - pos % 8));
+  };
+  // The bits one table lookup at `pos` consumes: 0 at a long code.
+  const auto lookup = [&](size_t pos) -> size_t {
+    return kDecodeTable.length[window(pos) >> (32 - kLookupBits)] & 63;
+  };
+  *after_long_code = false;
+  size_t pos = 0;      // Bits consumed.
+  size_t counted = 7;  // Octets counted in the bit buffer (p - in).
+  for (;;) {
+    const bool last = counted + 8 > in.size();  // p > end - 8: no refill.
+    if (lookup(pos) == 0) {
+      int code_len = 0;
+      if (DecodeCanonical(window(pos), kLookupBits + 1, &code_len) ==
+          kEosSymbol) {
+        return kEosInFastLoop;
+      }
+      pos += static_cast<size_t>(code_len);
+      if (last) {
+        *after_long_code = true;
+        return pos;
+      }
+    } else {
+      for (int k = 0; k < kSteps; ++k) pos += lookup(pos);
+      if (last) return pos + lookup(pos);
+    }
+    counted += (63 - (8 * counted - pos)) / 8;
+  }
+}
+
+// A string's codes as the fast loop's lookups take them: one table entry (one
+// or two codes), a long code decoded by an iteration's first lookup, or
+// nothing (first == 0: a later lookup met a long code, which the next
+// iteration's first lookup decodes). Code lengths in bits.
+struct LoopStep {
+  size_t first;
+  size_t second;  // 0: one code.
+};
+
+// The steps to a hand-over bit, and the shortest first code of the tail that
+// joins no entry before the hand-over (14, a long code, when the last lookup
+// met one and left it).
+struct HandoverPath {
+  std::vector<LoopStep> steps;
+  size_t min_next;
+};
+
+// For each bit where the fast loop can hand over on a string of `len` octets
+// (8-24), paths of code lengths that make FastLoopHandover return it: the
+// loop's states (bits consumed, octets counted, lookup of the iteration, long
+// code met and left, shortest next code), searched breadth-first, one path
+// per hand-over and min_next.
+std::map<size_t, std::map<size_t, HandoverPath>> HandoverPaths(size_t len) {
+  using huffman_internal::kLookupBits;
+  constexpr int kSteps = (56 - kLookupBits) / kLookupBits;
+  constexpr size_t kLookup = kLookupBits;
+  std::vector<size_t> short_lengths;
+  std::vector<size_t> long_lengths;
+  for (int s = 0; s < 256; ++s) {
+    const size_t n = kHuffmanCodes[s].length;
+    std::vector<size_t>& v = n <= kLookup ? short_lengths : long_lengths;
+    if (std::find(v.begin(), v.end(), n) == v.end()) v.push_back(n);
+  }
+  std::vector<std::pair<LoopStep, size_t>> entries;  // With min_next.
+  for (size_t a : short_lengths) {
+    // One code: the next must not fit in the entry's other bits.
+    entries.push_back({{a, 0}, kLookup + 1 - a});
+    for (size_t b : short_lengths) {
+      if (a + b <= kLookup) entries.push_back({{a, b}, 0});
+    }
+  }
+  struct State {
+    size_t pos;      // Bits consumed.
+    size_t counted;  // Octets counted in the bit buffer.
+    int k;           // The iteration's next lookup.
+    bool pending;    // A later lookup met a long code, the next first one.
+    size_t min_next;
+    bool operator<(const State& o) const {
+      return std::tie(pos, counted, k, pending, min_next) <
+             std::tie(o.pos, o.counted, o.k, o.pending, o.min_next);
+    }
+  };
+  const State start = {0, 7, 0, false, 0};
+  std::map<State, std::pair<State, LoopStep>> parent = {{start, {start, {}}}};
+  std::vector<State> queue = {start};
+  std::map<size_t, std::map<size_t, HandoverPath>> out;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const State s = queue[i];
+    const bool last = s.counted + 8 > len;  // No refill after this iteration.
+    const auto go = [&](State next, LoopStep step, bool iteration_ends) {
+      if (next.pos > len * 8) return;
+      if (iteration_ends && last) {
+        const size_t need = next.pending ? 14 : next.min_next;
+        if (out[next.pos].count(need) != 0) return;
+        std::vector<LoopStep> steps = {step};
+        for (State at = s; at < start || start < at;) {
+          const auto& [from, to_at] = parent.at(at);
+          steps.push_back(to_at);
+          at = from;
+        }
+        out[next.pos][need] = {{steps.rbegin(), steps.rend()}, need};
+        return;
+      }
+      if (iteration_ends) {  // The refill.
+        next.k = 0;
+        next.counted += (63 - (8 * next.counted - next.pos)) / 8;
+      }
+      if (parent.count(next) == 0) {
+        parent[next] = {s, step};
+        queue.push_back(next);
+      }
+    };
+    if (s.k == 0) {
+      // The first lookup: a long code (maybe the one met before) ends the
+      // iteration.
+      for (size_t n : long_lengths) {
+        go({s.pos + n, s.counted, 0, false, 0}, {n, 0}, true);
+      }
+      if (s.pending) continue;
+    } else {
+      // A long code: this and the iteration's later lookups consume nothing.
+      go({s.pos, s.counted, 0, true, 0}, {0, 0}, true);
+    }
+    const int lookups = last ? kSteps + 1 : kSteps;
+    for (const auto& [step, min_next] : entries) {
+      if (step.first < s.min_next) continue;  // It would join the entry before.
+      go({s.pos + step.first + step.second, s.counted, s.k + 1, false,
+          min_next},
+         step, s.k + 1 == lookups);
+    }
+  }
+  return out;
+}
+
+// What the tail of a case holds, from the fast loop's hand-over to the end.
+enum class Tail {
+  kValid,           // codes (long ones among them), 0-7 bits of 1s
+  kLongCodeFirst,   // a 14-30 bit code right at the hand-over, then kValid's
+  kEosFirst,        // EOS right at the hand-over (kEosInData)
+  kEosLater,        // codes, EOS, maybe codes, 1s (kEosInData)
+  kPaddingTooLong,  // codes, then 8-29 bits of 1s
+  kPaddingNotOnes,  // codes, then 1-7 bits with a 0 among them
+  kTruncatedCode,   // codes, then the first bits of a code
+};
+constexpr Tail kTails[] = {Tail::kValid,          Tail::kLongCodeFirst,
+                           Tail::kEosFirst,       Tail::kEosLater,
+                           Tail::kPaddingTooLong, Tail::kPaddingNotOnes,
+                           Tail::kTruncatedCode};
+
+// Random symbols for the cases: codes of at most kLookupBits bits (one table
+// lookup) and longer ones (14-30 bits: octets 1-31 and 127-255, and
+// < \ ^ ` { }).
+class CodePicker {
+ public:
+  CodePicker() {
+    for (int s = 0; s < 256; ++s) {
+      const size_t len = kHuffmanCodes[s].length;
+      (len <= huffman_internal::kLookupBits ? short_ : long_).push_back(s);
+      by_length_[len].push_back(s);
+    }
+  }
+  int Long(std::mt19937& rng) const { return long_[rng() % long_.size()]; }
+  // A long code with probability 1 / long_one_in, else a short one.
+  int Any(std::mt19937& rng, uint32_t long_one_in) const {
+    return rng() % long_one_in == 0 ? Long(rng) : short_[rng() % short_.size()];
+  }
+  // Appends random codes of a path's lengths.
+  void AppendPath(BitWriter* w, const std::vector<LoopStep>& steps,
+                  std::mt19937& rng) const {
+    for (const LoopStep& step : steps) {
+      for (size_t n : {step.first, step.second}) {
+        if (n == 0) continue;
+        const std::vector<int>& pool = by_length_.at(n);
+        w->AppendSymbol(pool[rng() % pool.size()]);
+      }
+    }
+  }
+
+  // Appends codes of exactly `bits` bits, 1 / long_one_in of them long, the
+  // first at least min_first bits long. False when no codes make `bits` (1-4
+  // or 9: no code is shorter than 5 bits, none is 9 and two are at least 10).
+  static bool Fillable(size_t bits) {
+    return bits == 0 || (bits >= 5 && bits != 9);
+  }
+  bool Fill(BitWriter* w, size_t bits, std::mt19937& rng, uint32_t long_one_in,
+            size_t min_first = 0) const {
+    if (!Fillable(bits) || (bits > 0 && bits < min_first)) return false;
+    for (int tries = 0; bits > 0; ++tries) {
+      if (tries > 1000) return false;
+      const int s = Any(rng, tries > 100 ? 2 : long_one_in);
+      const size_t len = kHuffmanCodes[s].length;
+      if (len < min_first || len > bits || !Fillable(bits - len)) continue;
+      min_first = 0;
+      w->AppendSymbol(s);
+      bits -= len;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<int> short_;
+  std::vector<int> long_;
+  std::map<size_t, std::vector<int>> by_length_;
+};
+
+// Appends to `w` (the bits before the hand-over) a tail of `kind` that ends
+// the string at exactly `len` octets, its codes starting with one of at least
+// min_first bits. False when the random choices do not fit; *intact is false
+// when only the first bits of the tail's first code fit (a truncated long
+// code or EOS).
+bool AppendTail(BitWriter* w, size_t len, Tail kind, size_t min_first,
+                const CodePicker& codes, std::mt19937& rng, bool* intact) {
+  const size_t rest = len * 8 - w->size();
+  BitWriter head;  // What comes first.
+  BitWriter end;   // The last bits, after the codes in between.
+  // 0-7 bits of 1s (valid padding) end the kinds that set no other end; how
+  // many is chosen below, so that codes can fill the bits in between.
+  const bool pad = kind == Tail::kValid || kind == Tail::kLongCodeFirst ||
+                   kind == Tail::kEosFirst || kind == Tail::kEosLater;
+  switch (kind) {
+    case Tail::kValid:
+      break;
+    case Tail::kLongCodeFirst:
+      head.AppendSymbol(codes.Long(rng));
+      break;
+    case Tail::kEosFirst:
+      head.AppendSymbol(kEosSymbol);
+      break;
+    case Tail::kEosLater:
+      end.AppendSymbol(kEosSymbol);
+      if (rng() % 2 == 0) codes.Fill(&end, 5 + rng() % 20, rng, 4);
+      break;
+    case Tail::kPaddingTooLong:
+      end.AppendOnes(static_cast<int>(8 + rng() % 22));
+      break;
+    case Tail::kPaddingNotOnes: {
+      const int n = static_cast<int>(1 + rng() % 7);
+      const uint32_t zero = uint32_t{1} << (rng() % n);  // At least this 0.
+      end.Append(rng() & ((1u << n) - 1) & ~zero, n);
+      break;
+    }
+    case Tail::kTruncatedCode: {
+      const int s = codes.Any(rng, 2);
+      const int n = static_cast<int>(1 + rng() % (kHuffmanCodes[s].length - 1));
+      end.Append(kHuffmanCodes[s].code >> (kHuffmanCodes[s].length - n), n);
+      break;
+    }
+  }
+  BitWriter middle;
+  if (head.size() + end.size() > rest) {
+    // What comes first does not fit before the end of the string: its first
+    // bits make a truncated code.
+    if (head.size() < rest) return false;
+    *intact = false;
+    end = BitWriter();
+  } else {
+    *intact = true;
+    size_t middle_bits = rest - head.size() - end.size();
+    if (pad) {
+      int ones[8];
+      int n = 0;
+      for (int k = 0; k < 8 && static_cast<size_t>(k) <= middle_bits; ++k) {
+        if (CodePicker::Fillable(middle_bits - k)) ones[n++] = k;
+      }
+      if (n == 0) return false;
+      const int k = ones[rng() % n];
+      end.AppendOnes(k);
+      middle_bits -= k;
+    }
+    if (!codes.Fill(&middle, middle_bits, rng, 3, min_first)) return false;
+  }
+  w->AppendBits(head);
+  w->AppendBits(middle);
+  w->AppendBits(end);
+  w->Truncate(len * 8);
+  return true;
+}
+
+// The fast loop's exit and the last window: for every string length of 8-24
+// octets (1-5 iterations of the loop) and every bit at which the loop can
+// hand over (HandoverPaths, FastLoopHandover), tails of every kind: a long
+// code or EOS right at the hand-over, long codes in the tail windows, EOS
+// later, padding too long and not all 1s, truncated codes. The paths also end
+// the loop right after a long code, and at a long code met by a later lookup.
+// Each case against the reference.
+TEST(HuffmanDecode, FastLoopExitAndLastWindowMatchTheReference) {
+  const CodePicker codes;
+  std::mt19937 rng(20261203);
+  constexpr int kCasesPerKind = 3;  // At each hand-over.
+  std::string missing;              // len/hand-over/kind without a case.
+  for (size_t len = 8; len <= 24; ++len) {
+    const auto paths = HandoverPaths(len);
+    int after_long_code = 0;  // Cases handed over right after a long code.
+    int eos_in_last_iteration = 0;
+    for (const auto& [handover, by_min_next] : paths) {
+      // The tail windows get 12-114 bits (huffman_decoder.cc).
+      ASSERT_GE(len * 8 - handover, 12u) << len;
+      ASSERT_LE(len * 8 - handover, 114u) << len;
+      for (const auto& [min_next, path] : by_min_next) {
+        // EOS for the path's last long code, which an iteration's first
+        // lookup decodes: the loop returns kEosInData itself (in its last
+        // iteration, when the long code ends the path).
+        const auto long_step =
+            std::find_if(path.steps.rbegin(), path.steps.rend(),
+                         [](const LoopStep& s) { return s.first > 13; });
+        if (long_step == path.steps.rend()) continue;
+        BitWriter w;
+        codes.AppendPath(
+            &w, std::vector<LoopStep>(path.steps.begin(), long_step.base() - 1),
+            rng);
+        w.AppendSymbol(kEosSymbol);
+        bool intact = false;
+        if (w.size() > len * 8 ||
+            !AppendTail(&w, len, Tail::kValid, 0, codes, rng, &intact)) {
+          continue;
+        }
+        const std::string s = w.Octets(1);
+        bool unused = false;
+        ASSERT_EQ(FastLoopHandover(s, &unused), kEosInFastLoop) << ToHex(s);
+        ASSERT_EQ(DecodeBoth(s).status, Status::kEosInData) << ToHex(s);
+        if (long_step == path.steps.rbegin()) ++eos_in_last_iteration;
+      }
+      for (Tail kind : kTails) {
+        // The path that leaves the tail's first code the most lengths.
+        const HandoverPath& path = by_min_next.begin()->second;
+        const bool long_first =
+            kind == Tail::kLongCodeFirst || kind == Tail::kEosFirst;
+        if (path.min_next > 13 && !long_first) continue;  // None leaves one.
+        if (kind == Tail::kEosLater &&
+            len * 8 - handover < std::max<size_t>(path.min_next, 5) + 30) {
+          continue;  // No room for a code and EOS.
+        }
+        int cases = 0;
+        for (int attempt = 0; attempt < 200 && cases < kCasesPerKind;
+             ++attempt) {
+          BitWriter w;
+          codes.AppendPath(&w, path.steps, rng);
+          ASSERT_EQ(w.size(), handover);
+          bool intact = false;
+          if (!AppendTail(&w, len, kind, path.min_next, codes, rng, &intact)) {
+            continue;
+          }
+          const std::string s = w.Octets(1);
+          ASSERT_EQ(s.size(), len);
+          bool ends_after_long_code = false;
+          const size_t h = FastLoopHandover(s, &ends_after_long_code);
+          if (long_first) {
+            // A code longer than a lookup joins no entry before it: the
+            // hand-over stays, or the loop returns at EOS.
+            ASSERT_TRUE(h == handover || h == kEosInFastLoop) << ToHex(s);
+          }
+          const ReferenceResult r = DecodeBoth(s);
+          if (HasFailure()) return;
+          if (intact && (kind == Tail::kEosFirst || kind == Tail::kEosLater)) {
+            ASSERT_EQ(r.status, Status::kEosInData) << ToHex(s);
+          }
+          if (intact && kind == Tail::kPaddingTooLong) {
+            ASSERT_EQ(r.status, Status::kPaddingTooLong) << ToHex(s);
+          }
+          if (h != handover) continue;  // The tail's codes moved it.
+          ++cases;
+          if (ends_after_long_code) ++after_long_code;
+        }
+        if (cases < kCasesPerKind) {
+          missing += " " + std::to_string(len) + "/" +
+                     std::to_string(handover) + "/" +
+                     std::to_string(static_cast<int>(kind));
+        }
+      }
+    }
+    EXPECT_GT(after_long_code, 0) << len;
+    EXPECT_GT(eos_in_last_iteration, 0) << len;
+  }
+  EXPECT_EQ(missing, "");
 }
 
 TEST(HuffmanDecode, AllOneAndTwoOctetInputsMatchTheReference) {
