@@ -83,8 +83,9 @@ class DynamicTable {
   // Heap octets the storage takes (both rings and the lookup maps; 0 while
   // capacity() is 0): see the bound above.
   size_t storage_bytes() const;
-  // Changes on every insertion, eviction, size change or reallocation: equal
-  // values mean every position, entry and lookup answer is unchanged.
+  // Grows by one on every insertion, eviction, size change or reallocation
+  // (never decreases: the encoder relies on an old value never coming back):
+  // equal values mean every position, entry and lookup answer is unchanged.
   uint64_t version() const { return version_; }
 
   // Sets the maximum size (a dynamic table size update), evicting the oldest

@@ -210,7 +210,13 @@ class Encoder {
   // Sends the fields from `first` on while the answer cache hits (one octet
   // each); returns the first that misses, or `last`. Works on locals: a store
   // through the uint8_t output may alias any member, so members read in the
-  // loop would be reloaded after every octet.
+  // loop would be reloaded after every octet. Both lengths are compared
+  // before either BytesEqual (which compares them again; inline, that test
+  // folds away): letting BytesEqual's own compare go first measured 1,559
+  // Ir for EncodeRequestSteadyState against 1,539. `pos != capacity` is
+  // live: a general field leaves only its bound's slack free, and the run
+  // after it may be longer (the run stops; the general path grows the
+  // buffer).
   template <typename It>
   It EncodeCachedRun(It first, It last) {
     size_t field_pos = field_pos_;
@@ -238,11 +244,11 @@ class Encoder {
   }
   void EncodeFieldGeneral(const HeaderField& field, size_t field_pos);
   std::string_view EndBlock() {
-    // Dynamic answers recorded while the table changed are stale: drop them
-    // all (static ones stay true).
-    answers_version_ = table_.version() == block_start_version_
-                           ? block_start_version_
-                           : ~uint64_t{0};
+    // The dynamic answers hold while the table is still at the version this
+    // block started with. If the block changed it, they may be stale, and
+    // table_.version() has already moved past that version for good (it only
+    // grows), so the next run finds them invalid.
+    answers_version_ = block_start_version_;
     if (cache_answers_) {
       answers_valid_ = static_cast<uint32_t>(
           field_pos_ < kCachedFields ? field_pos_ : kCachedFields);
@@ -307,7 +313,8 @@ class Encoder {
   // new encoder does not zero the 2 KiB array.
   Answer answers_[kCachedFields];
   uint32_t answers_valid_ = 0;
-  // Never equal to table_.version() while the dynamic answers are invalid.
+  // table_.version() when the block that filled answers_ started: equal to it
+  // again only while nothing changed since, so the dynamic answers hold.
   uint64_t answers_version_ = ~uint64_t{0};
   uint64_t block_start_version_ = 0;
   size_t field_pos_ = 0;  // Position of the next field in the block.
