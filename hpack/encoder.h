@@ -52,10 +52,11 @@
 //    section 4.2), then the final one.
 //
 // Answer cache: a field at the same position as in the previous block, with
-// the same bytes as the dynamic entry the general path indexed there, gets
-// that index again without hashing or probing, as long as the table has not
-// changed since (Options::cache_answers; encoder_test's
-// AnswerCacheEqualsTheGeneralPath holds both byte-identical).
+// the same bytes as the entry the general path sent there as a one-octet
+// index, gets that index again without hashing or probing: a static entry's
+// always, a dynamic entry's as long as the table has not changed since
+// (Options::cache_answers; encoder_test's AnswerCacheEqualsTheGeneralPath
+// holds both byte-identical).
 //
 // Output. EncodeBlock() writes the block into a buffer the encoder owns and
 // reuses, and returns a view of it (valid until the next call to a non-const
@@ -280,15 +281,19 @@ class Encoder {
   // the index the general path sent for it (0: it sent something else) and
   // the bytes of the entry that index names (a static entry's, or the
   // dynamic table's own copy), so a hit costs two length compares and two
-  // byte compares. A static answer (index < 62) holds whatever the dynamic
-  // table does: the general path sends a static full match before looking
-  // for an equal dynamic entry, and never inserts one (the dynamic table
-  // cannot hold a field equal to a static entry). A dynamic answer is used
-  // only while the table is unchanged since it was filled (answers_version_
-  // == table_.version(), and the block that filled it changed nothing), so
-  // the general path would find the same entry and its bytes are still where
-  // a.name and a.value point. Sensitive fields never hit (the general path
-  // sends them as literals).
+  // BytesEqual (inline up to 48 octets, memcmp above). A static answer
+  // (index < 62) holds whatever the dynamic table does. The general path
+  // looks in the dynamic table first (the newest entry with the name, then
+  // its value), but no dynamic entry ever equals a static one: a field is
+  // inserted only after the static table was searched for it and had no full
+  // match (the paths that skip that search, a dynamic hit and the
+  // never-indexed kinds, insert nothing). So for a field equal to a static
+  // entry the dynamic lookup misses, and the general path sends that static
+  // index again. A dynamic answer is used only while the table is unchanged
+  // since it was filled (answers_version_ == table_.version(), and the block
+  // that filled it changed nothing), so the general path would find the same
+  // entry and its bytes are still where a.name and a.value point. Sensitive
+  // fields never hit (the general path sends them as literals).
   struct Answer {
     const char* name;
     const char* value;
