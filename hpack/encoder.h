@@ -107,8 +107,13 @@ class Encoder {
   Encoder();
   explicit Encoder(const Options& options);
 
-  Encoder(Encoder&&) = default;
-  Encoder& operator=(Encoder&&) = default;
+  // Neither copyable nor movable (nothing moves one: each lives in its
+  // connection). The member-wise move it had copied the answer cache's
+  // unwritten, indeterminate entries, and left the moved-from encoder with
+  // its cache and output capacity but no buffer: its next block stored
+  // through a null pointer.
+  Encoder(const Encoder&) = delete;
+  Encoder& operator=(const Encoder&) = delete;
 
   // The peer's SETTINGS_HEADER_TABLE_SIZE, each time a SETTINGS frame carries
   // it (the initial value is the protocol default, 4096). The encoder uses
@@ -314,8 +319,9 @@ class Encoder {
   // Only answers that are one-octet indexes (62 + position < 127) are kept.
   static constexpr size_t kCachedMaxPosition = 127 - kFirstDynamicIndex;
   // answers_[0, answers_valid_) are filled: the previous block's field count
-  // (capped), 0 while the cache is off. Entries past it are never read, so a
-  // new encoder does not zero the 2 KiB array.
+  // (capped), 0 while the cache is off. Entries past it are never read (nor
+  // copied: the encoder does not move), so a new encoder does not zero the
+  // 2 KiB array; of an entry whose octet is 0 only the octet is read.
   Answer answers_[kCachedFields];
   uint32_t answers_valid_ = 0;
   // table_.version() when the block that filled answers_ started: equal to it

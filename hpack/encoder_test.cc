@@ -2,6 +2,7 @@
 
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -632,5 +633,14 @@ TEST(EncoderTest, AnswerCacheEqualsTheGeneralPath) {
     }
   }
 }
+
+// An Encoder neither copies nor moves: a member-wise move copied the answer
+// cache's indeterminate entries and left the moved-from encoder its cache
+// and capacity without a buffer (its next block stored through null).
+static_assert(!std::is_copy_constructible_v<Encoder> &&
+                  !std::is_copy_assignable_v<Encoder> &&
+                  !std::is_move_constructible_v<Encoder> &&
+                  !std::is_move_assignable_v<Encoder>,
+              "Encoder must not be copied or moved");
 
 }  // namespace hpack
