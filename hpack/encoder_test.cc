@@ -634,6 +634,84 @@ TEST(EncoderTest, AnswerCacheEqualsTheGeneralPath) {
   }
 }
 
+// Past the cache's reach: blocks of more than 64 fields (positions 64 on are
+// never cached), a table of more than 65 entries (answers for dynamic
+// positions 65 on take two octets and are not cached), and a run of hits that
+// does not fit the output buffer (a literal over twice the buffer grows it to
+// just that field's bound, and the 63 static hits after it meet its end).
+// Cache on and off, byte for byte the same.
+TEST(EncoderTest, AnswerCacheEqualsTheGeneralPathPastItsReach) {
+  const Fields static_fields = {{":method", "GET"},
+                                {":scheme", "https"},
+                                {":path", "/"},
+                                {"accept-encoding", "gzip, deflate"},
+                                {":status", "200"}};
+  const std::vector<HeaderField> statics =
+      testing::ToHeaderFields(static_fields);
+  // 80 entries of 57 octets: at 4096 the table holds 71 and evicts.
+  Fields custom_fields;
+  for (int k = 0; k < 80; ++k) {
+    custom_fields.emplace_back(
+        "x-c" + std::to_string(k + 10),
+        std::string(20, static_cast<char>('a' + k % 26)));
+  }
+  const std::vector<HeaderField> customs =
+      testing::ToHeaderFields(custom_fields);
+  for (const uint32_t table_size : {16384u, 4096u}) {
+    for (const bool huffman : {false, true}) {
+      Encoder::Options on_options;
+      on_options.max_table_size = table_size;
+      on_options.use_huffman = huffman;
+      Encoder::Options off_options = on_options;
+      off_options.cache_answers = false;
+      Encoder on(on_options);
+      Encoder off(off_options);
+      on.SetPeerMaxTableSize(table_size);
+      off.SetPeerMaxTableSize(table_size);
+      Decoder decoder;
+      decoder.SetMaxTableSizeLimit(table_size);
+      decoder.set_max_header_list_size(size_t{1} << 30);
+      size_t literal = 1000;
+      for (int b = 0; b < 8; ++b) {
+        // Over twice the buffer: the buffer grows to just this field's bound
+        // (raw; Huffman codes 'u' shorter and leaves room after it).
+        if (b % 4 == 1) literal *= 16;
+        const std::string user_agent_value(literal, 'u');
+        const HeaderField user_agent{"user-agent", user_agent_value, false,
+                                     /*index_name_only=*/true};
+        std::vector<HeaderField> block;
+        const bool literal_first = b / 2 % 2 == 0;  // Two blocks each.
+        if (literal_first) {
+          // The literal (answer 0), then 63 cached static hits, then the
+          // entries at positions 64 on.
+          block.push_back(user_agent);
+          for (int k = 0; k < 63; ++k) block.push_back(statics[k % 5]);
+          block.insert(block.end(), customs.begin(), customs.end());
+        } else {
+          // The entries first: dynamic positions 79 down to 0 (at 16384) at
+          // field positions 0..79, cached where both are below 65 and 64.
+          block.insert(block.end(), customs.begin(), customs.end());
+          block.push_back(user_agent);
+          for (int k = 0; k < 63; ++k) block.push_back(statics[k % 5]);
+        }
+        const std::string a(on.EncodeBlock(block.data(), block.size()));
+        const std::string c(off.EncodeBlock(block.data(), block.size()));
+        ASSERT_EQ(testing::BytesToHex(a), testing::BytesToHex(c))
+            << "table " << table_size << " huffman " << huffman << " block "
+            << b;
+        HeaderList list;
+        ASSERT_EQ(decoder.Decode(a, &list), DecodeError::kOk);
+        ASSERT_EQ(list.size(), block.size());
+        for (size_t k = 0; k < block.size(); ++k) {
+          ASSERT_EQ(list[k].name, block[k].name) << k;
+          ASSERT_EQ(list[k].value, block[k].value) << k;
+        }
+        ASSERT_GT(on.table().num_entries(), 65u);
+      }
+    }
+  }
+}
+
 // An Encoder neither copies nor moves: a member-wise move copied the answer
 // cache's indeterminate entries and left the moved-from encoder its cache
 // and capacity without a buffer (its next block stored through null).
