@@ -133,35 +133,11 @@ bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
                                            kMinCapacity})));
   }
 
-  const uint64_t ring = byte_mask_ + 1;
-  uint64_t pos = tail_;
-  if ((pos & byte_mask_) + n > ring) pos = (pos + byte_mask_) & ~byte_mask_;
-  // The header's invariant: the new bytes never reach the oldest live entry's.
-  assert(count_ == 0 || pos + n - records_[first_].pos <= ring);
-  char* dst = bytes_ + (pos & byte_mask_);
-  if (!value.empty() && value.data() == name.data() + name.size()) {
-    // Adjacent (the decoder's literal, decoded into its list's arena): one
-    // copy, not two (-20 Ir per insert).
-    std::memcpy(dst, name.data(), n);
-  } else {
-    if (!name.empty()) std::memcpy(dst, name.data(), name.size());
-    if (!value.empty())
-      std::memcpy(dst + name.size(), value.data(), value.size());
-  }
-  tail_ = pos + n;
-
-  Record& r = records_[(first_ + count_) & record_mask_];
-  r.pos = pos;
-  r.name_tag = FieldIndex::Tag(name_hash);
-  r.field_tag = FieldIndex::Tag(field_hash);
-  r.name_len = static_cast<uint32_t>(name.size());
-  r.value_len = static_cast<uint32_t>(value.size());
-  r.flags = flags;
-  ++count_;
-  ++version_;
-  size_ += entry_size;
-  const uint32_t id = next_id_++;
+  Record& r = Place(name, value, flags);
   if (lookup_) {
+    r.name_tag = FieldIndex::Tag(name_hash);
+    r.field_tag = FieldIndex::Tag(field_hash);
+    const uint32_t id = next_id_ - 1;
     by_name_.Insert(name_hash, id);
     by_field_.Insert(field_hash, id);
   }

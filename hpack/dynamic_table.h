@@ -39,8 +39,10 @@
 #ifndef HPACK_DYNAMIC_TABLE_H_
 #define HPACK_DYNAMIC_TABLE_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string_view>
 
@@ -107,9 +109,18 @@ class DynamicTable {
   // precomputed.
   bool Insert(std::string_view name, std::string_view value,
               uint8_t flags = 0) {
-    // Inline, so the decoder's inserts (no lookup) make one call, not two.
-    if (!lookup_) return InsertHashed(name, value, flags, 0, 0);
-    return InsertAndHash(name, value, flags);
+    if (lookup_) return InsertAndHash(name, value, flags);
+    // Without lookup (the decoder's table), an entry that fits beside the
+    // live ones in the current storage (every insert of a cold block after
+    // its first reservation) is placed here, inline: no call, no hash tags,
+    // no eviction or growth to consider (about 50 Ir less per insert).
+    const uint64_t total =
+        uint64_t{size_} + name.size() + value.size() + kEntryOverhead;
+    if (total <= capacity_ && total <= max_size_) {
+      Place(name, value, flags);
+      return true;
+    }
+    return InsertHashed(name, value, flags, 0, 0);
   }
   // Same as Insert, with name_hash == HashString(name) and
   // field_hash == HashField(name_hash, HashString(value)).
@@ -166,7 +177,7 @@ class DynamicTable {
     // Logical byte position; the physical offset is pos & byte_mask_.
     uint64_t pos;
     // FieldIndex keys (low 32 bits of the hashes), to erase the entry from the
-    // maps on eviction.
+    // maps on eviction; set (and read) only with lookup enabled.
     uint32_t name_tag;
     uint32_t field_tag;
     uint32_t name_len;
@@ -184,6 +195,40 @@ class DynamicTable {
   }
   bool InsertAndHash(std::string_view name, std::string_view value,
                      uint8_t flags);
+  // Stores (name, value) as the newest entry and returns its record (its
+  // lookup tags not set); requires size() + its RFC size <= capacity() and
+  // <= max_size().
+  Record& Place(std::string_view name, std::string_view value, uint8_t flags) {
+    const uint64_t n = uint64_t{name.size()} + value.size();
+    const uint64_t ring = byte_mask_ + 1;
+    uint64_t pos = tail_;
+    if ((pos & byte_mask_) + n > ring) pos = (pos + byte_mask_) & ~byte_mask_;
+    // The header's invariant: the new bytes never reach the oldest live
+    // entry's.
+    assert(count_ == 0 || pos + n - records_[first_].pos <= ring);
+    char* dst = bytes_ + (pos & byte_mask_);
+    if (!value.empty() && value.data() == name.data() + name.size()) {
+      // Adjacent (the decoder's literal, decoded into its list's arena): one
+      // copy, not two (-20 Ir per insert).
+      std::memcpy(dst, name.data(), n);
+    } else {
+      if (!name.empty()) std::memcpy(dst, name.data(), name.size());
+      if (!value.empty()) {
+        std::memcpy(dst + name.size(), value.data(), value.size());
+      }
+    }
+    tail_ = pos + n;
+    Record& r = records_[(first_ + count_) & record_mask_];
+    r.pos = pos;
+    r.name_len = static_cast<uint32_t>(name.size());
+    r.value_len = static_cast<uint32_t>(value.size());
+    r.flags = flags;
+    ++count_;
+    ++version_;
+    size_ += static_cast<uint32_t>(n + kEntryOverhead);
+    ++next_id_;
+    return r;
+  }
   void EvictOldest();
   void EvictAll();
   void Allocate(uint32_t capacity);

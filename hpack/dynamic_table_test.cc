@@ -276,50 +276,60 @@ TEST(DynamicTableTest, KeepsFlagsPerEntry) {
 
 // Random churn against the model: sizes from empty to the whole table exercise
 // the byte ring's wrap-around; any overlap would corrupt an older entry's
-// bytes.
+// bytes. Without lookup, inserts that fit the storage take Insert's inline
+// path (reservations and max sizes below the storage's capacity included),
+// the others the out-of-line one.
+void ChurnAgainstModel(uint32_t capacity, bool lookup) {
+  std::mt19937 rng(capacity + 1);
+  DynamicTable t(capacity, lookup);
+  Model m(capacity);
+  uint32_t max_size = capacity;
+  for (int step = 0; step < 20000; ++step) {
+    const int action = rng() % 100;
+    if (action < 3) {
+      max_size = rng() % (capacity + 1);
+      t.SetMaxSize(max_size);
+      m.SetMaxSize(max_size);
+    } else if (action < 4) {
+      t.Reserve(static_cast<uint32_t>(rng() % (capacity + 1)));
+    } else {
+      const size_t limit = max_size + 8;
+      const size_t total = rng() % 4 == 0 ? rng() % (limit + 1) : rng() % 24;
+      const size_t name_len = total == 0 ? 0 : rng() % (total + 1);
+      std::string name(name_len, static_cast<char>('a' + step % 26));
+      std::string value(total - name_len, static_cast<char>('A' + step % 26));
+      if (!name.empty()) name[0] = static_cast<char>('0' + step % 10);
+      const uint8_t flags = static_cast<uint8_t>(rng() % 4);
+      t.Insert(name, value, flags);
+      m.Insert(name, value, flags);
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSame(t, m)) << capacity << " step " << step;
+    if (lookup && !m.entries().empty()) {
+      const size_t i = rng() % m.entries().size();
+      const ModelEntry& e = m.entries()[i];
+      const long found = t.FindField(
+          HashField(HashString(e.name), HashString(e.value)), e.name, e.value);
+      ASSERT_GE(found, 0);
+      ASSERT_EQ(t.name(found), e.name);
+      ASSERT_EQ(t.value(found), e.value);
+      // Newest equal entry.
+      for (long j = 0; j < found; ++j) {
+        ASSERT_FALSE(m.entries()[j].name == e.name &&
+                     m.entries()[j].value == e.value);
+      }
+      const long by_name = t.FindName(HashString(e.name), e.name);
+      ASSERT_GE(by_name, 0);
+      ASSERT_LE(by_name, static_cast<long>(i));
+      ASSERT_EQ(t.name(by_name), e.name);
+    }
+  }
+}
+
 TEST(DynamicTableTest, AgreesWithModelUnderRandomChurn) {
-  for (uint32_t capacity : {0u, 64u, 256u, 4096u}) {
-    std::mt19937 rng(capacity + 1);
-    DynamicTable t(capacity, /*enable_lookup=*/true);
-    Model m(capacity);
-    uint32_t max_size = capacity;
-    for (int step = 0; step < 20000; ++step) {
-      const int action = rng() % 100;
-      if (action < 3) {
-        max_size = rng() % (capacity + 1);
-        t.SetMaxSize(max_size);
-        m.SetMaxSize(max_size);
-      } else {
-        const size_t limit = max_size + 8;
-        const size_t total = rng() % 4 == 0 ? rng() % (limit + 1) : rng() % 24;
-        const size_t name_len = total == 0 ? 0 : rng() % (total + 1);
-        std::string name(name_len, static_cast<char>('a' + step % 26));
-        std::string value(total - name_len, static_cast<char>('A' + step % 26));
-        if (!name.empty()) name[0] = static_cast<char>('0' + step % 10);
-        const uint8_t flags = static_cast<uint8_t>(rng() % 4);
-        t.Insert(name, value, flags);
-        m.Insert(name, value, flags);
-      }
-      ASSERT_NO_FATAL_FAILURE(ExpectSame(t, m)) << capacity << " step " << step;
-      if (!m.entries().empty()) {
-        const size_t i = rng() % m.entries().size();
-        const ModelEntry& e = m.entries()[i];
-        const long found =
-            t.FindField(HashField(HashString(e.name), HashString(e.value)),
-                        e.name, e.value);
-        ASSERT_GE(found, 0);
-        ASSERT_EQ(t.name(found), e.name);
-        ASSERT_EQ(t.value(found), e.value);
-        // Newest equal entry.
-        for (long j = 0; j < found; ++j) {
-          ASSERT_FALSE(m.entries()[j].name == e.name &&
-                       m.entries()[j].value == e.value);
-        }
-        const long by_name = t.FindName(HashString(e.name), e.name);
-        ASSERT_GE(by_name, 0);
-        ASSERT_LE(by_name, static_cast<long>(i));
-        ASSERT_EQ(t.name(by_name), e.name);
-      }
+  for (const bool lookup : {true, false}) {
+    for (uint32_t capacity : {0u, 64u, 256u, 4096u}) {
+      SCOPED_TRACE(lookup ? "lookup" : "no lookup");
+      ChurnAgainstModel(capacity, lookup);
     }
   }
 }
