@@ -1,9 +1,12 @@
 // RFC 9113 section 8.2.1 field validity, and ASCII lowercasing of field names.
 //
-// Both checks run one 256-entry flag table over the string, OR-ing the flags of
-// every octet into an accumulator that is tested once at the end: no
-// per-character branch, so the loop is a load and an OR per octet whatever the
-// input.
+// Both checks are defined by one 256-entry flag table run over the string,
+// OR-ing the flags of every octet into an accumulator that is tested once at
+// the end (no per-character branch). Faster routes to the same answers, held
+// equal to the table by the tests: values 8 or 16 octets per step (word tests
+// for NUL/CR/LF, SSE2 compares); with SSE2, names of 4 octets or more made
+// only of 'a'..'z', '0'..'9' and '-' (nearly all) 16 octets per step, every
+// other name through the table.
 //
 // Names: one or more lowercase token characters (RFC 9110 section 5.6.2 tchar,
 // minus 'A'-'Z'), optionally preceded by a single ':' (a pseudo-header, RFC
@@ -131,6 +134,50 @@ inline uint64_t NotValueOctets(uint64_t w) {
 static_assert(kNotValueChar == 2, "NotValueOctets tests exactly NUL, CR, LF");
 
 #if defined(__SSE2__)
+// 1 bits for the octets of `w` that are 'a'..'z', '0'..'9' or '-': the octets
+// of nearly every name (a subset of the valid ones). Octets >= 0x80 are
+// negative in the signed compares, so they never match.
+inline int CommonNameOctets16(__m128i w) {
+  const auto in = [w](char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(w, _mm_set1_epi8(lo - 1)),
+                         _mm_cmplt_epi8(w, _mm_set1_epi8(hi + 1)));
+  };
+  return _mm_movemask_epi8(
+      _mm_or_si128(_mm_or_si128(in('a', 'z'), in('0', '9')),
+                   _mm_cmpeq_epi8(w, _mm_set1_epi8('-'))));
+}
+
+// True if every octet of p[0, n) (n >= 4) is 'a'..'z', '0'..'9' or '-':
+// 16 octets per step, the last 16 overlapping; under 16, two overlapping
+// 8-octet (or 4-octet) loads fill the 16 lanes.
+inline bool AllCommonNameOctets(const char* p, size_t n) {
+  if (n >= 16) {
+    int ok = CommonNameOctets16(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16)));
+    for (size_t i = 0; i + 16 < n; i += 16) {
+      ok &= CommonNameOctets16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+    }
+    return ok == 0xffff;
+  }
+  uint64_t head;
+  uint64_t tail;
+  if (n >= 8) {
+    std::memcpy(&head, p, 8);
+    std::memcpy(&tail, p + n - 8, 8);
+  } else {
+    uint32_t a;
+    uint32_t b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    head = uint64_t{a} | (uint64_t{b} << 32);
+    tail = head;
+  }
+  return CommonNameOctets16(_mm_set_epi64x(static_cast<long long>(tail),
+                                           static_cast<long long>(head))) ==
+         0xffff;
+}
+
 // Nonzero iff some octet of p[0, n) (n >= 16) is NUL, CR or LF: 16 octets per
 // step, the last 16 overlapping the loop's when n is not a multiple of 16.
 inline int NotValueOctets16(const char* p, size_t n) {
@@ -149,16 +196,33 @@ inline int NotValueOctets16(const char* p, size_t n) {
 }
 #endif
 
+// The definition of a valid name, straight from the table: one lookup per
+// octet. IsValidFieldName is a faster route to the same answer (held equal by
+// the tests).
+inline bool IsValidFieldNameByTable(std::string_view name) {
+  const size_t skip = (!name.empty() && name[0] == ':') ? 1 : 0;
+  if (name.size() == skip) return false;
+  return (AccumulateFlags(name.data() + skip, name.size() - skip) &
+          kNotNameChar) == 0;
+}
+
 }  // namespace field_validation_internal
 
 // True if `name` is a valid HTTP/2 field name (see above). The empty name and a
-// lone ":" are invalid.
+// lone ":" are invalid. With SSE2 (x86-64), a name of 4 octets or more (after
+// the ':') made only of 'a'..'z', '0'..'9' and '-' is accepted with 16-octet
+// compares (about 15 instructions instead of 6 per octet); any other name
+// goes through the table.
 inline bool IsValidFieldName(std::string_view name) {
   namespace fv = field_validation_internal;
+#if defined(__SSE2__)
   const size_t skip = (!name.empty() && name[0] == ':') ? 1 : 0;
-  if (name.size() == skip) return false;
-  return (fv::AccumulateFlags(name.data() + skip, name.size() - skip) &
-          fv::kNotNameChar) == 0;
+  if (name.size() - skip >= 4 &&
+      fv::AllCommonNameOctets(name.data() + skip, name.size() - skip)) {
+    return true;
+  }
+#endif
+  return fv::IsValidFieldNameByTable(name);
 }
 
 // True if `value` is a valid HTTP/2 field value (see above). The empty value is

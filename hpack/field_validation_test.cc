@@ -34,6 +34,33 @@ TEST(FieldValidationTest, EveryOctetAsANameChar) {
   }
 }
 
+// The name check's 16-lane fast path against the table (its definition):
+// every octet at every position of every length up to 40, after a ':' or
+// not, on a background of fast-path octets and on one of other valid ones
+// ('_'), whose names the fast path hands to the table.
+TEST(FieldValidationTest, NameCheckEqualsTheTableForEveryOctetAndPosition) {
+  for (const char* prefix : {"", ":"}) {
+    for (char background : {'a', 'z', '0', '9', '-', '_'}) {
+      for (size_t len = 1; len <= 40; ++len) {
+        for (size_t pos = 0; pos < len; ++pos) {
+          for (int c = 0; c < 256; ++c) {
+            std::string n = prefix + std::string(len, background);
+            n[n.size() - len + pos] = static_cast<char>(c);
+            ASSERT_EQ(IsValidFieldName(n),
+                      field_validation_internal::IsValidFieldNameByTable(n))
+                << "'" << prefix << "' len " << len << " pos " << pos
+                << " octet " << c << " background " << background;
+            const bool pseudo = c == ':' && n.size() == len && pos == 0;
+            ASSERT_EQ(IsValidFieldName(n), pseudo ? len > 1 : SpecNameChar(c))
+                << "'" << prefix << "' len " << len << " pos " << pos
+                << " octet " << c << " background " << background;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(FieldValidationTest, InvalidNames) {
   EXPECT_FALSE(IsValidFieldName(""));
   EXPECT_FALSE(IsValidFieldName(":"));       // Pseudo-header without a name.
