@@ -10,10 +10,10 @@
 namespace hpack {
 namespace {
 
+// n <= 2^63. One bit scan, not a doubling loop (which took about 60 Ir of a
+// cold decoder's first allocation).
 uint64_t RoundUpToPowerOfTwo(uint64_t n) {
-  uint64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
+  return n <= 1 ? 1 : uint64_t{1} << (64 - __builtin_clzll(n - 1));
 }
 
 }  // namespace
