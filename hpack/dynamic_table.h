@@ -210,7 +210,17 @@ class DynamicTable {
     if (!value.empty() && value.data() == name.data() + name.size()) {
       // Adjacent (the decoder's literal, decoded into its list's arena): one
       // copy, not two (-20 Ir per insert).
-      std::memcpy(dst, name.data(), n);
+      if (n >= 16 && n <= 32) {
+        // Two overlapping 16-octet moves, inline (most decoded fields).
+        char head[16];
+        char tail[16];
+        std::memcpy(head, name.data(), 16);
+        std::memcpy(tail, name.data() + n - 16, 16);
+        std::memcpy(dst, head, 16);
+        std::memcpy(dst + n - 16, tail, 16);
+      } else {
+        std::memcpy(dst, name.data(), n);
+      }
     } else {
       if (!name.empty()) std::memcpy(dst, name.data(), name.size());
       if (!value.empty()) {
