@@ -51,7 +51,17 @@ inline VarintStatus DecodeVarint(int prefix_bits, const uint8_t** p,
     ++*p;
     return VarintStatus::kOk;
   }
-  return DecodeVarintContinuation(max_prefix, p, end, value);
+  // The slow path gets the addresses of copies: had it *p's and *value's, a
+  // caller's cursor and result (a decoder's loop variables) would have to
+  // live in memory for the whole loop, loaded and stored at every use.
+  const uint8_t* q = *p;
+  uint32_t result = 0;
+  const VarintStatus s = DecodeVarintContinuation(max_prefix, &q, end, &result);
+  if (s == VarintStatus::kOk) {
+    *p = q;
+    *value = result;
+  }
+  return s;
 }
 
 // Number of octets EncodeVarint writes for `value`.
