@@ -137,7 +137,7 @@ bool DynamicTable::InsertHashed(std::string_view name, std::string_view value,
   if (lookup_) {
     r.name_tag = FieldIndex::Tag(name_hash);
     r.field_tag = FieldIndex::Tag(field_hash);
-    const uint32_t id = next_id_ - 1;
+    const uint32_t id = next_id_++;
     by_name_.Insert(name_hash, id);
     by_field_.Insert(field_hash, id);
   }

@@ -196,7 +196,7 @@ class DynamicTable {
   bool InsertAndHash(std::string_view name, std::string_view value,
                      uint8_t flags);
   // Stores (name, value) as the newest entry and returns its record (its
-  // lookup tags not set); requires size() + its RFC size <= capacity() and
+  // lookup tags and id not set); requires size() + its RFC size <= capacity() and
   // <= max_size().
   Record& Place(std::string_view name, std::string_view value, uint8_t flags) {
     const uint64_t n = uint64_t{name.size()} + value.size();
@@ -236,7 +236,6 @@ class DynamicTable {
     ++count_;
     ++version_;
     size_ += static_cast<uint32_t>(n + kEntryOverhead);
-    ++next_id_;
     return r;
   }
   void EvictOldest();
@@ -263,6 +262,7 @@ class DynamicTable {
   size_t first_ = 0;  // Record slot of the oldest entry.
   size_t count_ = 0;
   // Id of the next inserted entry; the oldest entry's id is next_id_ - count_.
+  // Kept (and used) only with lookup enabled.
   uint32_t next_id_ = 0;
 
   FieldIndex by_name_;
