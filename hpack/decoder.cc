@@ -258,19 +258,25 @@ DecodeError Decoder::DecodeBlock(const uint8_t* p, const uint8_t* end,
         flags |= kFieldNameInvalid;
       }
       full_name_len = name_len;
-    } else {
-      std::string_view name;
-      if (name_index <= StaticTable::kSize) {
-        name = StaticTable::Get(name_index).name;
-      } else {
-        const size_t i = name_index - kFirstDynamicIndex;
-        if (i >= table_.num_entries()) {
-          e = DecodeError::kIndexOutOfRange;
-          break;
-        }
-        name = table_.name(i);
-        flags |= table_.flags(i) & kFieldNameInvalid;
+    } else if (name_index <= StaticTable::kSize) {
+      // A static name, copied out as a dynamic one is (below): it is at most
+      // 27 octets of its 32-octet slot, so one fixed move, no call (the value
+      // then overwrites the rest).
+      const JoinedStaticEntry& se = kJoinedStatic[name_index];
+      full_name_len = se.name_len;
+      if (indexing || !over_limit) {
+        out.CopyPaddedAt(start, se.bytes);
+        asked += full_name_len;
+        name_len = full_name_len;
       }
+    } else {
+      const size_t i = name_index - kFirstDynamicIndex;
+      if (i >= table_.num_entries()) {
+        e = DecodeError::kIndexOutOfRange;
+        break;
+      }
+      const std::string_view name = table_.name(i);
+      flags |= table_.flags(i) & kFieldNameInvalid;
       full_name_len = name.size();
       // Copied out even when the field is kept in the table only: the entry the
       // name comes from may be evicted by the insertion (RFC 7541 section 4.4).

@@ -312,15 +312,21 @@ class HeaderList {
     // moves; the arena gets the slack), longer ones a memcpy.
     void AppendPadded(const char* bytes, size_t name_len, size_t value_len) {
       const size_t n = name_len + value_len;
-      if (n <= kPaddedCopy) {
-        char* dst = Ensure(size_, kPaddedCopy) + size_;
-        char tmp[kPaddedCopy];
-        std::memcpy(tmp, bytes, kPaddedCopy);
-        std::memcpy(dst, tmp, kPaddedCopy);
+      if (__builtin_expect(n <= kPaddedCopy, 1)) {
+        CopyPaddedAt(size_, bytes);
       } else {
         std::memcpy(Ensure(size_, n) + size_, bytes, n);
       }
       AddRecord(name_len, value_len, 0);
+    }
+
+    // Copies the kPaddedCopy octets at `bytes` to arena position `pos`
+    // (>= size(): scratch until a record takes it) with one fixed move.
+    void CopyPaddedAt(size_t pos, const char* bytes) {
+      char* dst = Ensure(pos, kPaddedCopy) + pos;
+      char tmp[kPaddedCopy];
+      std::memcpy(tmp, bytes, kPaddedCopy);
+      std::memcpy(dst, tmp, kPaddedCopy);
     }
 
     // Writes the state back into the list.
