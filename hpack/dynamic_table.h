@@ -34,7 +34,9 @@
 // entry with that name, and name+value -> newest equal entry, through two hash
 // maps kept up to date on every insert and eviction. Each entry has a 32-bit id
 // (insertion count, wrapping); a map hit is confirmed by comparing bytes, so
-// hash collisions only cost compression.
+// hash collisions only cost compression. Without lookup (the decoder) an
+// insert keeps neither ids nor hash tags, and one that fits the storage is
+// placed inline (Insert).
 
 #ifndef HPACK_DYNAMIC_TABLE_H_
 #define HPACK_DYNAMIC_TABLE_H_
