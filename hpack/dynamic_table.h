@@ -198,8 +198,8 @@ class DynamicTable {
   bool InsertAndHash(std::string_view name, std::string_view value,
                      uint8_t flags);
   // Stores (name, value) as the newest entry and returns its record (its
-  // lookup tags and id not set); requires size() + its RFC size <= capacity() and
-  // <= max_size().
+  // lookup tags and id not set). Requires size() plus the entry's RFC size to
+  // be at most both capacity() and max_size().
   Record& Place(std::string_view name, std::string_view value, uint8_t flags) {
     const uint64_t n = uint64_t{name.size()} + value.size();
     const uint64_t ring = byte_mask_ + 1;

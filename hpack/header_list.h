@@ -312,6 +312,8 @@ class HeaderList {
     // moves; the arena gets the slack), longer ones a memcpy.
     void AppendPadded(const char* bytes, size_t name_len, size_t value_len) {
       const size_t n = name_len + value_len;
+      // Expected, so that the common copy falls through (laid out after the
+      // longer one it cost a jump per indexed field: +8 Ir steady state).
       if (__builtin_expect(n <= kPaddedCopy, 1)) {
         CopyPaddedAt(size_, bytes);
       } else {
