@@ -45,6 +45,23 @@ TEST(DecoderTest, EmptyBlockIsAnEmptyList) {
   EXPECT_TRUE(list.empty());
 }
 
+// A moved-to decoder keeps the connection's table; the moved-from one
+// decodes as a fresh one (its table empty, not counting entries in storage
+// the move took).
+TEST(DecoderTest, MovedFromDecoderStartsEmpty) {
+  Decoder from;
+  HeaderList list;
+  ASSERT_EQ(from.Decode(LiteralIndexed("x-a", "1") + LiteralIndexed("x-b", "2"),
+                        &list),
+            DecodeError::kOk);
+  Decoder to(std::move(from));
+  ASSERT_EQ(to.Decode("\xbe\xbf", &list), DecodeError::kOk);  // 62, 63.
+  EXPECT_EQ(ToFields(list), (Fields{{"x-b", "2"}, {"x-a", "1"}}));
+  // NOLINTNEXTLINE(bugprone-use-after-move): the state under test.
+  EXPECT_EQ(from.table().num_entries(), 0u);
+  EXPECT_EQ(from.Decode("\xbe", &list), DecodeError::kIndexOutOfRange);
+}
+
 TEST(DecoderTest, EachLiteralKind) {
   Decoder d;
   HeaderList list;

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "hpack/string_hash.h"
 
@@ -20,6 +21,32 @@ uint64_t RoundUpToPowerOfTwo(uint64_t n) {
 
 DynamicTable::DynamicTable(uint32_t max_size, bool enable_lookup)
     : max_size_(max_size), lookup_(enable_lookup) {}
+
+DynamicTable::DynamicTable(DynamicTable&& o) noexcept { *this = std::move(o); }
+
+DynamicTable& DynamicTable::operator=(DynamicTable&& o) noexcept {
+  if (this == &o) return *this;
+  max_size_ = o.max_size_;
+  size_ = std::exchange(o.size_, 0);
+  // Both versions move past every version either had, so nothing cached
+  // against either table before the move matches it after.
+  version_ = std::max(version_, o.version_) + 1;
+  o.version_ = version_;
+  capacity_ = std::exchange(o.capacity_, 0);
+  lookup_ = o.lookup_;
+  storage_ = std::move(o.storage_);
+  bytes_ = std::exchange(o.bytes_, nullptr);
+  byte_mask_ = std::exchange(o.byte_mask_, 0);
+  tail_ = std::exchange(o.tail_, 0);
+  records_ = std::exchange(o.records_, nullptr);
+  record_mask_ = std::exchange(o.record_mask_, 0);
+  first_ = std::exchange(o.first_, 0);
+  count_ = std::exchange(o.count_, 0);
+  next_id_ = std::exchange(o.next_id_, 0);
+  by_name_ = std::move(o.by_name_);
+  by_field_ = std::move(o.by_field_);
+  return *this;
+}
 
 void DynamicTable::Allocate(uint32_t capacity) {
   // Byte ring: at least twice the capacity (see the header), at least 16

@@ -74,8 +74,11 @@ class DynamicTable {
   explicit DynamicTable(uint32_t max_size = kDefaultMaxSize,
                         bool enable_lookup = false);
 
-  DynamicTable(DynamicTable&&) = default;
-  DynamicTable& operator=(DynamicTable&&) = default;
+  // A moved-from table is empty, with its max_size() and lookup kept and no
+  // storage (as if just constructed; its version() still only grows), not
+  // one that counts entries in storage it no longer owns.
+  DynamicTable(DynamicTable&& o) noexcept;
+  DynamicTable& operator=(DynamicTable&& o) noexcept;
 
   uint32_t max_size() const { return max_size_; }
   // Sum of the RFC sizes of the entries; always <= max_size().

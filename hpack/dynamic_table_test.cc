@@ -334,5 +334,49 @@ TEST(DynamicTableTest, AgreesWithModelUnderRandomChurn) {
   }
 }
 
+// A moved-to table has the entries; the moved-from one is empty and usable
+// (the member-wise move left it counting entries in storage it no longer
+// owned: ASan reported the use after free).
+TEST(DynamicTableTest, MovedFromTableIsEmptyAndUsable) {
+  for (bool lookup : {false, true}) {
+    SCOPED_TRACE(lookup ? "lookup" : "no lookup");
+    DynamicTable from(4096, lookup);
+    ASSERT_TRUE(from.Insert("name-a", "value-a"));
+    ASSERT_TRUE(from.Insert("name-b", "value-b"));
+    const uint64_t version = from.version();
+    DynamicTable to(std::move(from));
+    ASSERT_EQ(to.num_entries(), 2u);
+    EXPECT_EQ(to.name(0), "name-b");
+    EXPECT_EQ(to.value(1), "value-a");
+    EXPECT_GT(to.version(), version);
+    // NOLINTNEXTLINE(bugprone-use-after-move): the state under test.
+    EXPECT_EQ(from.num_entries(), 0u);
+    EXPECT_EQ(from.size(), 0u);
+    EXPECT_EQ(from.capacity(), 0u);
+    EXPECT_EQ(from.max_size(), 4096u);
+    EXPECT_GT(from.version(), version);
+    const uint64_t b = HashString("name-b");
+    EXPECT_EQ(from.FindName(b, "name-b"), -1);
+    EXPECT_EQ(from.FindField(HashField(b, HashString("value-b")), "name-b",
+                             "value-b"),
+              -1);
+    ASSERT_TRUE(from.Insert("name-c", "value-c"));
+    ASSERT_EQ(from.num_entries(), 1u);
+    EXPECT_EQ(from.name(0), "name-c");
+    EXPECT_EQ(from.value(0), "value-c");
+    if (lookup) {
+      EXPECT_EQ(from.FindName(HashString("name-c"), "name-c"), 0);
+    }
+    // Assignment over a table with entries, then back.
+    to = std::move(from);
+    ASSERT_EQ(to.num_entries(), 1u);
+    EXPECT_EQ(to.name(0), "name-c");
+    EXPECT_EQ(from.num_entries(), 0u);
+    from = std::move(to);
+    EXPECT_EQ(from.name(0), "name-c");
+    EXPECT_EQ(to.num_entries(), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace hpack

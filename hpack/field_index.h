@@ -15,14 +15,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 namespace hpack {
 
 class FieldIndex {
  public:
   FieldIndex() = default;
-  FieldIndex(FieldIndex&&) = default;
-  FieldIndex& operator=(FieldIndex&&) = default;
+  // A moved-from map is empty (and must be Reset before an Insert), not one
+  // that counts keys in storage it no longer has.
+  FieldIndex(FieldIndex&& o) noexcept { *this = std::move(o); }
+  FieldIndex& operator=(FieldIndex&& o) noexcept {
+    slots_ = std::move(o.slots_);
+    mask_ = std::exchange(o.mask_, 0);
+    size_ = std::exchange(o.size_, 0);
+    return *this;
+  }
 
   // The part of a hash the map keys on: its low 32 bits, never 0 (0 marks an
   // empty slot).

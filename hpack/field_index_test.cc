@@ -2,6 +2,7 @@
 
 #include <map>
 #include <random>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -80,6 +81,26 @@ TEST(FieldIndexTest, AgreesWithAMapUnderRandomChurn) {
       }
     }
   }
+}
+
+// A moved-from index is empty: Find on it must not read the moved slots.
+TEST(FieldIndexTest, MovedFromIndexIsEmpty) {
+  FieldIndex from;
+  from.Reset(8);
+  from.Insert(42, 7);
+  FieldIndex to(std::move(from));
+  uint32_t id = 0;
+  EXPECT_TRUE(to.Find(42, &id));
+  EXPECT_EQ(id, 7u);
+  // NOLINTNEXTLINE(bugprone-use-after-move): the state under test.
+  EXPECT_EQ(from.size(), 0u);
+  EXPECT_FALSE(from.Find(42, &id));
+  from.Reset(8);
+  from.Insert(43, 9);
+  to = std::move(from);
+  EXPECT_TRUE(to.Find(43, &id));
+  EXPECT_FALSE(to.Find(42, &id));
+  EXPECT_FALSE(from.Find(43, &id));
 }
 
 }  // namespace
