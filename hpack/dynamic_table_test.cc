@@ -237,6 +237,75 @@ TEST(DynamicTableTest, StorageStaysWithinTheBoundWhenFull) {
   }
 }
 
+// Allocate's power-of-two rounding seen through storage_bytes() at small
+// reservations: record counts (capacity / 32) of 0 (rounded to 1), 1, 2, 3
+// and 4, and byte rings (2 * capacity, at least 16) at, below and above
+// powers of two.
+TEST(DynamicTableTest, StorageRoundsEachRingUpToAPowerOfTwo) {
+  const auto pow2_at_least = [](uint64_t n) {
+    uint64_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+  };
+  for (uint32_t c : {1u, 8u, 9u, 31u, 32u, 33u, 63u, 64u, 65u, 96u, 127u, 128u,
+                     129u, 4096u, 4097u}) {
+    DynamicTable t(c);
+    t.Reserve(c);
+    EXPECT_EQ(t.capacity(), c);
+    const uint64_t ring =
+        pow2_at_least(std::max<uint64_t>(16, 2 * uint64_t{c}));
+    const uint64_t records = pow2_at_least(c / DynamicTable::kEntryOverhead);
+    EXPECT_EQ(t.storage_bytes(), ring + DynamicTable::kReadSlack + records * 32)
+        << c;
+  }
+}
+
+// Insert's inline path (no lookup, the entry fits the storage) against the
+// out-of-line one (every insert with lookup) and the model at the limits: an
+// entry of exactly max_size, one octet larger, one that needs an eviction,
+// max_size 0, and after SetMaxSize below and above the storage's capacity.
+TEST(DynamicTableTest, InlineInsertAgreesWithOutOfLineAtTheLimits) {
+  DynamicTable fast(256);
+  DynamicTable slow(256, /*enable_lookup=*/true);
+  Model m(256);
+  fast.Reserve(256);
+  slow.Reserve(256);
+  const auto set_max = [&](uint32_t max_size) {
+    fast.SetMaxSize(max_size);
+    slow.SetMaxSize(max_size);
+    m.SetMaxSize(max_size);
+  };
+  // An entry of `size` RFC octets (size >= 32), its name and value adjacent.
+  const auto insert = [&](size_t size, char c) {
+    const std::string joined(size - DynamicTable::kEntryOverhead, c);
+    const std::string_view j(joined);
+    const std::string_view name = j.substr(0, j.size() / 2);
+    const std::string_view value = j.substr(j.size() / 2);
+    const bool fits = size <= fast.max_size();
+    EXPECT_EQ(fast.Insert(name, value, 1), fits) << size;
+    EXPECT_EQ(slow.Insert(name, value, 1), fits) << size;
+    m.Insert(std::string(name), std::string(value), 1);
+    ExpectSame(fast, m);
+    ExpectSame(slow, m);
+  };
+  insert(256, 'a');  // Exactly max_size, into the empty table.
+  insert(33, 'b');   // Evicts it.
+  insert(200, 'c');  // Evicts nothing: 233.
+  set_max(100);      // Evicts both; capacity stays 256.
+  insert(33, 'd');
+  insert(68, 'e');  // 101 > 100: evicts 'd'.
+  insert(100, 'f');
+  insert(101, 'g');  // Larger than max_size (but not the storage): empties.
+  EXPECT_EQ(fast.num_entries(), 0u);
+  set_max(0);
+  insert(32, 'h');  // The smallest entry, larger than max_size 0.
+  set_max(1000);    // Above the storage's capacity: the next inserts grow it.
+  for (char c = 'i'; c <= 'r'; ++c) insert(90, c);
+  insert(1000, 's');
+  insert(1001, 't');
+  EXPECT_EQ(fast.capacity(), slow.capacity());
+}
+
 TEST(DynamicTableTest, LookupFindsNewestAndForgetsEvicted) {
   DynamicTable t(200, /*enable_lookup=*/true);
   const auto field = [](const char* n, const char* v) {
@@ -294,13 +363,21 @@ void ChurnAgainstModel(uint32_t capacity, bool lookup) {
       t.Reserve(static_cast<uint32_t>(rng() % (capacity + 1)));
     } else {
       const size_t limit = max_size + 8;
-      const size_t total = rng() % 4 == 0 ? rng() % (limit + 1) : rng() % 24;
+      const size_t total = rng() % 4 == 0 ? rng() % (limit + 1) : rng() % 40;
       const size_t name_len = total == 0 ? 0 : rng() % (total + 1);
       std::string name(name_len, static_cast<char>('a' + step % 26));
       std::string value(total - name_len, static_cast<char>('A' + step % 26));
       if (!name.empty()) name[0] = static_cast<char>('0' + step % 10);
       const uint8_t flags = static_cast<uint8_t>(rng() % 4);
-      t.Insert(name, value, flags);
+      if (rng() % 2 == 0) {
+        t.Insert(name, value, flags);
+      } else {
+        // Name and value adjacent in one buffer, as the decoder passes them:
+        // Place's one-copy path (16-32 octets in two 16-octet moves).
+        const std::string joined = name + value;
+        const std::string_view j(joined);
+        t.Insert(j.substr(0, name.size()), j.substr(name.size()), flags);
+      }
       m.Insert(name, value, flags);
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSame(t, m)) << capacity << " step " << step;
