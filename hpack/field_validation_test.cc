@@ -1,8 +1,16 @@
 #include "hpack/field_validation.h"
 
+#include <cstring>
+#include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
+
+// field_validation_nosse2_test builds this file with the SSE2 routes compiled
+// out (the #else paths of every other target).
+#if defined(HPACK_FIELD_VALIDATION_TEST_NO_SSE2) && defined(__SSE2__)
+#error "field_validation_nosse2_test still sees __SSE2__"
+#endif
 
 namespace hpack {
 namespace {
@@ -143,6 +151,23 @@ TEST(FieldValidationTest, ValueCheckEqualsTheTableForEveryOctetAndPosition) {
               << len << " " << pos << " " << c << " " << d;
         }
       }
+    }
+  }
+}
+
+// Every route reads only the string's own octets (the overlapping loads
+// included): each string here is a heap block of exactly its length, so under
+// AddressSanitizer (--config=asan) a read past either end fails the test.
+TEST(FieldValidationTest, ChecksReadOnlyTheStringsOctets) {
+  for (size_t len = 0; len <= 40; ++len) {
+    for (char fill : {'a', '_'}) {
+      const std::unique_ptr<char[]> buf(new char[len]);
+      std::memset(buf.get(), fill, len);
+      const std::string_view s(buf.get(), len);
+      EXPECT_EQ(IsValidFieldName(s), len > 0) << len;
+      EXPECT_TRUE(IsValidFieldValue(s)) << len;
+      if (len > 0) buf[0] = ':';
+      EXPECT_EQ(IsValidFieldName(s), len > 1) << len;
     }
   }
 }
