@@ -619,6 +619,25 @@ TEST(DecoderTest, OversizedLiteralEntersTheTable) {
   EXPECT_EQ(d.block_list_size(), list.header_list_size());
 }
 
+// Past the limit, indexed literals that borrow a name (from the static
+// table, then from the dynamic one) still enter the table with that name,
+// though their fields are dropped.
+TEST(DecoderTest, DroppedLiteralsWithIndexedNamesEnterTheTable) {
+  Decoder d(WithListLimit(100));
+  HeaderList list;
+  const std::string value(100, 'v');
+  EXPECT_EQ(d.Decode(LiteralIndexed("x-big", value) +
+                         std::string("\x44\x02/x", 4) +    // :path (static 4).
+                         std::string("\x7f\x00\x01w", 4),  // x-big (63).
+                     &list),
+            DecodeError::kHeaderListTooLarge);
+  EXPECT_TRUE(list.empty());
+  d.set_max_header_list_size(4096);
+  ASSERT_EQ(DecodeHex(&d, "be bf c0", &list), DecodeError::kOk);
+  EXPECT_EQ(ToFields(list),
+            (Fields{{"x-big", "w"}, {":path", "/x"}, {"x-big", value}}));
+}
+
 // block_list_size counts what the peer sent, dropped fields included: an
 // HPACK bomb's every reference.
 TEST(DecoderTest, BlockListSizeCountsDroppedFields) {
