@@ -46,6 +46,9 @@ enum class IoOutcome {
   kWouldBlock,  // nothing now; a callback follows when progress is possible
   kEof,         // Read only: the peer finished sending (clean end of stream)
   kError,       // fatal and sticky: `status` says why; only Close() remains
+                // (but after a Writev's error, Read may still return what
+                // arrived before, then its own end: TCP returns what a peer
+                // sent before it reset the connection)
 };
 
 std::string_view IoOutcomeName(IoOutcome outcome);

@@ -94,7 +94,10 @@ IoResult TcpEndpoint::Read(absl::Span<char> buffer) {
   if (!fd_.valid()) {
     return IoResult::Error(absl::FailedPreconditionError("endpoint closed"));
   }
-  if (!error_.ok()) return IoResult::Error(error_);
+  // Only a read error ends reads: after a write error (the peer reset the
+  // connection) the octets it sent before are still here, then EOF or the
+  // reset.
+  if (!read_error_.ok()) return IoResult::Error(read_error_);
   if (eof_) return IoResult::Eof();
   if (buffer.empty()) return IoResult::Ok(0);
   if (!readable_) return IoResult::WouldBlock();
@@ -115,9 +118,9 @@ IoResult TcpEndpoint::Read(absl::Span<char> buffer) {
       readable_ = false;
       return IoResult::WouldBlock();
     }
-    error_ = absl::ErrnoToStatus(errno,
-                                 absl::StrCat("read from ", peer_.ToString()));
-    return IoResult::Error(error_);
+    read_error_ = absl::ErrnoToStatus(
+        errno, absl::StrCat("read from ", peer_.ToString()));
+    return IoResult::Error(read_error_);
   }
 }
 
@@ -126,6 +129,7 @@ IoResult TcpEndpoint::Writev(absl::Span<const std::string_view> buffers) {
     return IoResult::Error(absl::FailedPreconditionError("endpoint closed"));
   }
   if (!error_.ok()) return IoResult::Error(error_);
+  if (!read_error_.ok()) return IoResult::Error(read_error_);
   if (write_shut_) {
     return IoResult::Error(
         absl::FailedPreconditionError("write after ShutdownWrite"));
@@ -158,6 +162,10 @@ IoResult TcpEndpoint::Writev(absl::Span<const std::string_view> buffers) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       error_ = absl::ErrnoToStatus(errno,
                                    absl::StrCat("write to ", peer_.ToString()));
+      // What the peer sent before is read without waiting for an edge (its
+      // reset's may have been consumed already): until EOF or the error.
+      readable_ = true;
+      peer_hangup_ = true;
       return IoResult::Error(error_);
     }
     written += static_cast<size_t>(n);

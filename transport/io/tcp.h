@@ -55,7 +55,10 @@ class TcpEndpoint final : public Endpoint {
   const SocketAddress& local_address() const override { return local_; }
   // One read(). A read shorter than the buffer counts as "drained" (the next
   // Read returns kWouldBlock without a syscall) unless the peer's FIN or an
-  // error was signalled: new data always raises a new edge.
+  // error was signalled: new data always raises a new edge. After a
+  // Writev's error, reads go on (without waiting for an edge) until EOF or
+  // a read error: what the peer sent before it reset the connection is
+  // still read.
   IoResult Read(absl::Span<char> buffer) override;
   // sendmsg of up to IOV_MAX buffers per call, repeated until everything is
   // taken or the socket is full.
@@ -80,7 +83,10 @@ class TcpEndpoint final : public Endpoint {
   bool write_blocked_ = false;   // a Writev was short: on_writable owed
   bool epollout_armed_ = false;  // EPOLLOUT in the watched set
   bool write_shut_ = false;
-  absl::Status error_;  // sticky
+  // Sticky. error_: a write's (or epoll's), which fails later writes;
+  // read_error_: a read's, which fails reads and writes.
+  absl::Status error_;
+  absl::Status read_error_;
 };
 
 struct TcpListenerOptions {

@@ -737,21 +737,29 @@ TEST(TcpTest, LoopDestroyedWithConnectPendingDropsCallback) {
   EXPECT_TRUE(weak.expired());
 }
 
+// A listener on `loop` whose accepted connection becomes `accepted`.
+struct AcceptingServer {
+  explicit AcceptingServer(EventLoop* loop)
+      : listener(TcpListener::Listen(
+            loop, SocketAddress::Loopback(AF_INET, 0),
+            [this, loop](ScopedFd fd, const SocketAddress&) {
+              accepted = *TcpEndpoint::Create(loop, std::move(fd));
+            })) {}
+  absl::StatusOr<std::unique_ptr<TcpListener>> listener;
+  std::unique_ptr<TcpEndpoint> accepted;
+};
+
 TEST(TcpTest, PeerCloseIsEofAndWriteToClosedPeerIsAnError) {
   auto loop = *EventLoop::Create();
-  std::unique_ptr<TcpEndpoint> server_side;
-  auto l = TcpListener::Listen(loop.get(), SocketAddress::Loopback(AF_INET, 0),
-                               [&](ScopedFd fd, const SocketAddress&) {
-                                 server_side = *TcpEndpoint::Create(
-                                     loop.get(), std::move(fd));
-                               });
-  ASSERT_TRUE(l.ok());
-  auto ep = ConnectSync(loop.get(), (*l)->local_address());
+  AcceptingServer server(loop.get());
+  ASSERT_TRUE(server.listener.ok());
+  auto ep = ConnectSync(loop.get(), (*server.listener)->local_address());
   ASSERT_TRUE(ep.ok());
-  ASSERT_TRUE(loop->RunUntil([&] { return server_side != nullptr; }, kWait));
+  ASSERT_TRUE(
+      loop->RunUntil([&] { return server.accepted != nullptr; }, kWait));
   bool readable = false;
   (*ep)->SetCallbacks([&] { readable = true; }, nullptr);
-  server_side.reset();  // close
+  server.accepted.reset();  // close
   ASSERT_TRUE(loop->RunUntil([&] { return readable; }, kWait));
   char buf[16];
   EXPECT_EQ((*ep)->Read(absl::MakeSpan(buf)).outcome, IoOutcome::kEof);
@@ -765,6 +773,48 @@ TEST(TcpTest, PeerCloseIsEofAndWriteToClosedPeerIsAnError) {
   }
   EXPECT_EQ(r.outcome, IoOutcome::kError);
   EXPECT_FALSE(r.status.ok());
+}
+
+TEST(TcpTest, AfterAWriteErrorReadReturnsWhatThePeerSentBeforeItsReset) {
+  // A peer sends a request and resets the connection (SO_LINGER 0) before
+  // this side read it; this side's next write is the first to find the
+  // reset. The request is still read (then the end), as when a read finds
+  // the reset first: the HTTP/2 driver then still serves it (on a client:
+  // a response that came before the reset completes its call). Reads went
+  // on returning the write's error instead, before any edge was handled.
+  auto loop = *EventLoop::Create();
+  AcceptingServer server(loop.get());
+  ASSERT_TRUE(server.listener.ok());
+  const SocketAddress address = (*server.listener)->local_address();
+  ScopedFd client(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(connect(client.get(), address.addr(), address.len()), 0);
+  ASSERT_TRUE(
+      loop->RunUntil([&] { return server.accepted != nullptr; }, kWait));
+  TcpEndpoint* server_side = server.accepted.get();
+  char buf[64];
+  ASSERT_EQ(server_side->Read(absl::MakeSpan(buf)).outcome,
+            IoOutcome::kWouldBlock);
+  ASSERT_EQ(write(client.get(), "request", 7), 7);
+  linger reset = {1, 0};
+  ASSERT_EQ(
+      setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)),
+      0);
+  client.reset();
+  // The reset has arrived (the loop has not run: no edge was handled).
+  pollfd p{server_side->fd(), 0, 0};
+  ASSERT_EQ(poll(&p, 1, 10000), 1);
+  ASSERT_NE(p.revents & (POLLHUP | POLLERR), 0);
+  const IoResult w = server_side->Write("response");
+  ASSERT_EQ(w.outcome, IoOutcome::kError);
+  const IoResult r = server_side->Read(absl::MakeSpan(buf));
+  ASSERT_EQ(r.outcome, IoOutcome::kOk) << r.status;
+  EXPECT_EQ(std::string_view(buf, r.bytes), "request");
+  const IoResult end = server_side->Read(absl::MakeSpan(buf));
+  EXPECT_TRUE(end.outcome == IoOutcome::kEof ||
+              end.outcome == IoOutcome::kError)
+      << IoOutcomeName(end.outcome);
+  // Writes stay failed.
+  EXPECT_EQ(server_side->Write("more").outcome, IoOutcome::kError);
 }
 
 TEST(TcpTest, EndpointMayBeDestroyedInsideItsCallback) {
