@@ -128,31 +128,11 @@ void ConnectionDriver::OnReadable() {
     return;
   }
   if (state_ != State::kOpen) return;
-  size_t total = 0;
-  IoResult last = IoResult::Ok(0);
-  // Stops at the budget unless the endpoint would block first. Input that a
-  // later step receives counts against it: a peer that keeps sending is
-  // held back by TCP, not buffered here.
-  bool yield = true;
-  while (read_buffer_.size() < options_.max_read_per_event) {
-    size_t available = 0;
-    uint8_t* room =
-        read_room_ < options_.min_read_room
-            ? read_buffer_.PrepareAppend(options_.read_block_size, &available)
-            : read_buffer_.PrepareAppend(read_room_, &available);
-    last = endpoint_->Read(
-        absl::Span<char>(reinterpret_cast<char*>(room), available));
-    if (!last.ok()) {
-      yield = false;
-      break;
-    }
-    read_buffer_.CommitAppend(last.bytes);
-    read_room_ = available - last.bytes;
-    total += last.bytes;
-  }
+  const IoResult last = ReadAvailable();
+  // Not stopped by the endpoint: at the budget.
+  const bool yield = last.ok();
   const bool reset = last.outcome == IoOutcome::kError;
   const bool closing = reset || last.outcome == IoOutcome::kEof;
-  bytes_read_ += total;
   // Before an EOF or a reset, everything read (what earlier steps held too)
   // is received, as it was when each read was received at once: octets the
   // endpoint returned are data the peer sent (a client's response that came
@@ -188,6 +168,40 @@ void ConnectionDriver::OnReadable() {
     ScheduleFlush();
     AfterActivity();
   }
+}
+
+IoResult ConnectionDriver::ReadAvailable() {
+  IoResult last = IoResult::Ok(0);
+  // Stops at the budget unless the endpoint would block first. Input that a
+  // later step receives counts against it: a peer that keeps sending is
+  // held back by TCP, not buffered here.
+  while (read_buffer_.size() < options_.max_read_per_event) {
+    size_t available = 0;
+    uint8_t* room =
+        read_room_ < options_.min_read_room
+            ? read_buffer_.PrepareAppend(options_.read_block_size, &available)
+            : read_buffer_.PrepareAppend(read_room_, &available);
+    last = endpoint_->Read(
+        absl::Span<char>(reinterpret_cast<char*>(room), available));
+    if (!last.ok()) break;
+    read_buffer_.CommitAppend(last.bytes);
+    read_room_ = available - last.bytes;
+    bytes_read_ += last.bytes;
+  }
+  return last;
+}
+
+void ConnectionDriver::CloseAfterWriteError(absl::Status status) {
+  if (state_ != State::kOpen) return;
+  // A write found the reset before a read did: what the peer sent before it
+  // (held by steps, or still in the endpoint) is received as when a read
+  // finds it (OnReadable), and nothing is written.
+  ReadAvailable();
+  if (!read_buffer_.empty()) ReceiveInput(/*all=*/true);
+  if (state_ != State::kOpen) return;  // A listener aborted.
+  close_reason_ = status;
+  if (!connection_->dead()) connection_->OnTransportClosed();
+  FinishClose(std::move(status));
 }
 
 void ConnectionDriver::PostReadResume() {
@@ -323,11 +337,11 @@ void ConnectionDriver::Flush() {
         // holding a user lock). The loop's own thread does it.
         write_blocked_ = true;
         loop_->Post([self = self_, status = r.status] {
-          if (*self != nullptr) (*self)->Abort(status);
+          if (*self != nullptr) (*self)->CloseAfterWriteError(status);
         });
         return;
       }
-      Abort(r.status);
+      CloseAfterWriteError(r.status);
       return;
     }
     if (r.bytes > 0) {

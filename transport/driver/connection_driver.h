@@ -35,11 +35,11 @@
 // closes. EOF or an I/O error from the peer calls
 // Connection::OnTransportClosed (every live stream is reset): after an EOF,
 // once the input still held is received and the output it produced written
-// (a peer that half-closed still reads); after an error (a reset), once that
-// input is received too (octets read are data the peer sent: a response read
-// just before the reset completes its call) and nothing written. Either way the
-// owner hears Owner::OnClosed once, from the end of a loop iteration, where
-// it may destroy the driver.
+// (a peer that half-closed still reads); after an error (a reset, found by a
+// read or by a write), once that input is received too (octets read are data
+// the peer sent: a response read just before the reset completes its call)
+// and nothing written. Either way the owner hears Owner::OnClosed once, from
+// the end of a loop iteration, where it may destroy the driver.
 //
 // Threading: everything on the endpoint's loop thread. Not thread-safe.
 
@@ -169,6 +169,15 @@ class ConnectionDriver {
   using Self = std::shared_ptr<ConnectionDriver*>;
 
   void OnReadable();
+  // Reads into read_buffer_ until the endpoint stops (would block, EOF, an
+  // error) or read_buffer_ holds options.max_read_per_event; returns the
+  // last result (ok: stopped at that budget).
+  IoResult ReadAvailable();
+  // A write failed (the peer reset the connection): receives what was read
+  // (steps' held input too) and what the endpoint still returns, writes
+  // nothing, resets the streams and closes, as OnReadable does when a read
+  // fails.
+  void CloseAfterWriteError(absl::Status status);
   // Hands the next step of read_buffer_ (all of it when `all` or without
   // max_stream_ends_per_receive; all but a partial frame header while a
   // write is blocked) to Connection::Receive; sets receive_pending_ when a
