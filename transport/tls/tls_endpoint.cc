@@ -58,7 +58,10 @@ bool TlsEndpoint::FlushOutput() {
     }
     IoResult r = transport_->Write(out);
     if (!r.ok()) {
-      if (error_.ok()) error_ = r.status;
+      // Open, a write error fails writes only: what the peer sent before it
+      // reset the connection is still read (the transport returns it).
+      absl::Status& error = state_ == State::kOpen ? write_error_ : error_;
+      if (error.ok()) error = r.status;
       return false;
     }
     session_->ConsumeOutput(r.bytes);
@@ -177,13 +180,13 @@ void TlsEndpoint::OnTransportReadable() {
 void TlsEndpoint::OnTransportWritable() {
   if (state_ == State::kClosed || state_ == State::kFailed) return;
   const bool drained = FlushOutput();
-  if (!error_.ok()) {
-    if (state_ == State::kHandshaking) {
-      Fail(error_);
-      return;
-    }
-    // Open: the owner learns it from its next Read or Writev.
-    state_ = State::kFailed;
+  if (!error_.ok()) {  // handshaking (once open, write_error_ is set)
+    Fail(error_);
+    return;
+  }
+  if (!write_error_.ok()) {
+    // The owner learns it from its next Writev; its Reads still return what
+    // the peer sent before, then the end.
     if (NotifyReadable() && write_blocked_) {
       write_blocked_ = false;
       NotifyWritable();
@@ -257,6 +260,7 @@ IoResult TlsEndpoint::Writev(absl::Span<const std::string_view> buffers) {
     case State::kOpen:
       break;
   }
+  if (!write_error_.ok()) return IoResult::Error(write_error_);
   size_t total = 0;
   for (std::string_view b : buffers) total += b.size();
   size_t accepted = 0;
@@ -271,6 +275,7 @@ IoResult TlsEndpoint::Writev(absl::Span<const std::string_view> buffers) {
     }
     accepted += r.bytes;
     const bool drained = FlushOutput();
+    if (!write_error_.ok()) return IoResult::Error(write_error_);
     if (!error_.ok()) {
       Fail(error_);
       return IoResult::Error(error_);

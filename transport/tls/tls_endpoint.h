@@ -16,6 +16,9 @@
 //   3. Then on_readable / on_writable as for any endpoint.
 // A transport EOF without close_notify reads as kEof: HTTP/2 frames are
 // self-delimiting, and the connection layer sees a truncated frame itself.
+// A transport write's error once open fails writes only: reads still return
+// what the peer sent before it reset the connection, then the end (as
+// TcpEndpoint's, endpoint.h).
 //
 // Memory: at most the session's two ciphertext buffers (tls.h) plus one
 // ciphertext read chunk; Writev takes only what fits the output buffer after
@@ -82,7 +85,8 @@ class TlsEndpoint final : public Endpoint {
   // Returns false if `this` was destroyed by a callback.
   bool DriveHandshake();
   // Sends the session's pending ciphertext; true when none is left. On a
-  // transport error the endpoint fails (error_ set).
+  // transport error the endpoint fails (error_ set), or once open only its
+  // writes do (write_error_ set).
   bool FlushOutput();
   // Moves ciphertext from the transport into the session.
   Pull PullInput();
@@ -98,6 +102,9 @@ class TlsEndpoint final : public Endpoint {
   HandshakeCallback on_handshake_done_;
   State state_ = State::kHandshaking;
   absl::Status error_;
+  // A transport write's error while open: fails writes, not reads (what the
+  // peer sent before it reset the connection is still read, then the end).
+  absl::Status write_error_;
   bool transport_eof_ = false;
   bool write_blocked_ = false;     // a Writev took less: on_writable owed
   bool shutdown_pending_ = false;  // close_notify queued, FIN not yet sent

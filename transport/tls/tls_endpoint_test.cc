@@ -5,6 +5,7 @@
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include <map>
 #include <memory>
@@ -672,5 +673,78 @@ TEST(OpenSslInteropTest, SClientWithCertificateAgainstOurMtlsServer) {
   EXPECT_EQ(server.client_subjects()[0], "CN=test-client,O=h2rpc test");
 }
 
+// A peer sends a request over TLS and resets the connection (SO_LINGER 0)
+// before this side read it; this side's next write is the first to find the
+// reset. The request is still read (then the end), as over plain TCP
+// (TcpEndpoint) and as when a read finds the reset first: the HTTP/2 driver
+// then still serves it. The write's error failed the endpoint instead, so
+// reads returned it and the request was lost.
+TEST(TlsEndpointTest,
+     AfterAWriteErrorReadReturnsWhatThePeerSentBeforeItsReset) {
+  auto loop = *EventLoop::Create();
+  int server_fd = -1;
+  absl::Status server_handshake = absl::UnknownError("pending");
+  std::unique_ptr<TlsEndpoint> server;
+  auto listener = TcpListener::Listen(
+      loop.get(), SocketAddress::Loopback(AF_INET, 0),
+      [&](ScopedFd fd, const SocketAddress&) {
+        server_fd = fd.get();
+        auto tcp = TcpEndpoint::Create(loop.get(), std::move(fd));
+        ASSERT_TRUE(tcp.ok()) << tcp.status();
+        auto session = TlsSession::CreateServer(ServerContext());
+        ASSERT_TRUE(session.ok()) << session.status();
+        server = TlsEndpoint::Create(
+            *std::move(tcp), *std::move(session),
+            [&](absl::Status s) { server_handshake = std::move(s); });
+      });
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  absl::StatusOr<std::unique_ptr<TcpEndpoint>> tcp = absl::UnknownError("");
+  bool connected = false;
+  TcpConnect(loop.get(), (*listener)->local_address(), absl::Seconds(10),
+             [&](auto r) {
+               tcp = std::move(r);
+               connected = true;
+             });
+  ASSERT_TRUE(loop->RunUntil([&] { return connected; }, kWait));
+  ASSERT_TRUE(tcp.ok()) << tcp.status();
+  const int client_fd = (*tcp)->fd();
+  auto session = TlsSession::CreateClient(ClientContext(), "localhost");
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::Status client_handshake = absl::UnknownError("pending");
+  std::unique_ptr<TlsEndpoint> client = TlsEndpoint::Create(
+      *std::move(tcp), *std::move(session),
+      [&](absl::Status s) { client_handshake = std::move(s); });
+  ASSERT_TRUE(loop->RunUntil(
+      [&] {
+        return client_handshake.code() != absl::StatusCode::kUnknown &&
+               server_handshake.code() != absl::StatusCode::kUnknown;
+      },
+      kWait));
+  ASSERT_TRUE(client_handshake.ok()) << client_handshake;
+  ASSERT_TRUE(server_handshake.ok()) << server_handshake;
+  ASSERT_EQ(client->Write("request").outcome, IoOutcome::kOk);
+  linger reset = {1, 0};
+  ASSERT_EQ(setsockopt(client_fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)),
+            0);
+  client.reset();
+  // The reset has arrived (the loop has not run: no edge was handled).
+  pollfd p{server_fd, 0, 0};
+  ASSERT_EQ(poll(&p, 1, 10000), 1);
+  ASSERT_NE(p.revents & (POLLHUP | POLLERR), 0);
+  ASSERT_EQ(server->Write("response").outcome, IoOutcome::kError);
+  std::string got;
+  char buf[64];
+  IoResult r = IoResult::Ok(0);
+  for (int i = 0; i < 100; ++i) {
+    r = server->Read(absl::MakeSpan(buf));
+    if (!r.ok()) break;
+    got.append(buf, r.bytes);
+  }
+  EXPECT_EQ(got, "request") << r.status;
+  EXPECT_TRUE(r.outcome == IoOutcome::kEof || r.outcome == IoOutcome::kError)
+      << IoOutcomeName(r.outcome);
+  // Writes stay failed.
+  EXPECT_EQ(server->Write("more").outcome, IoOutcome::kError);
+}
 }  // namespace
 }  // namespace transport
