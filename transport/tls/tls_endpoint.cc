@@ -93,6 +93,12 @@ TlsEndpoint::Pull TlsEndpoint::PullInput() {
   // Full: the session must consume first; that needs output room (it is
   // waiting to write), so OnTransportWritable resumes the reader.
   if (space.empty()) {
+    // With the write side dead that output never goes, so nothing more can
+    // be read: the write's error ends the reads instead of a stall.
+    if (!write_error_.ok()) {
+      if (error_.ok()) error_ = write_error_;
+      return Pull::kFailed;
+    }
     read_stalled_ = true;
     return Pull::kNoData;
   }
