@@ -49,6 +49,7 @@
 #include <string_view>
 
 #include "hpack/field_index.h"
+#include "hpack/header_list.h"
 #include "hpack/string_hash.h"
 
 namespace hpack {
@@ -217,12 +218,7 @@ class DynamicTable {
       // copy, not two (-20 Ir per insert).
       if (n >= 16 && n <= 32) {
         // Two overlapping 16-octet moves, inline (most decoded fields).
-        char head[16];
-        char tail[16];
-        std::memcpy(head, name.data(), 16);
-        std::memcpy(tail, name.data() + n - 16, 16);
-        std::memcpy(dst, head, 16);
-        std::memcpy(dst + n - 16, tail, 16);
+        internal::Copy16To32(dst, name.data(), n);
       } else {
         std::memcpy(dst, name.data(), n);
       }

@@ -40,6 +40,24 @@ struct HeaderField {
   bool index_name_only = false;
 };
 
+namespace internal {
+
+// 16 <= n <= 32 octets: two overlapping 16-octet moves, inline (reads exactly
+// [src, src + n), writes exactly [dst, dst + n)). The list's copies and the
+// dynamic table's adjacent name + value share it.
+__attribute__((always_inline)) inline void Copy16To32(char* dst,
+                                                      const char* src,
+                                                      size_t n) {
+  char head[16];
+  char tail[16];
+  std::memcpy(head, src, 16);
+  std::memcpy(tail, src + n - 16, 16);
+  std::memcpy(dst, head, 16);
+  std::memcpy(dst + n - 16, tail, 16);
+}
+
+}  // namespace internal
+
 class HeaderList {
  public:
   // RFC 9113 section 6.5.2: a field counts name + value + 32 octets towards the
@@ -193,17 +211,6 @@ class HeaderList {
   void GrowRecords() { ReserveRecords(2 * records_capacity_ + 16); }
   void ReserveRecords(size_t fields);
 
-  // 16 < n <= 32 octets: two overlapping 16-octet moves.
-  __attribute__((always_inline)) static void Copy17To32(char* dst,
-                                                        const char* src,
-                                                        size_t n) {
-    char head[16];
-    char tail[16];
-    std::memcpy(head, src, 16);
-    std::memcpy(tail, src + n - 16, 16);
-    std::memcpy(dst, head, 16);
-    std::memcpy(dst + n - 16, tail, 16);
-  }
   // Copies n octets, reading exactly [src, src + n) and writing exactly
   // [dst, dst + n) (no slack needed on either side). Names and many values
   // are at most 16 octets, and many name + value pairs (a dynamic entry is
@@ -214,7 +221,7 @@ class HeaderList {
     if (n > 32) {
       std::memcpy(dst, src, n);
     } else if (n > 16) {
-      Copy17To32(dst, src, n);
+      internal::Copy16To32(dst, src, n);
     } else if (n >= 8) {
       uint64_t head;
       uint64_t tail;
